@@ -1,0 +1,48 @@
+//! Timer queues behind one contract.
+//!
+//! Every structure here implements [`TimerQueue`], the contract of
+//! `shared/spec/timer-contract.md`: a virtual clock, `start`/`stop`/`advance`/
+//! `next_deadline`/`len`, generational [`TimerId`] handles, eager removal, and exact firing
+//! at tick granularity. Each keeps its entries in an [`arena::Arena`] linked by `u32`
+//! indices; none allocates per timer once grown, none reads the wall clock, and none
+//! depends on another.
+//!
+//! | name | module | bytes per pending timer (`u64` value) |
+//! | --- | --- | --- |
+//! | `btree` | [`btree`] | 16 in the arena + the B-tree's share |
+//! | `binary-heap` | [`binary_heap`] | 32 |
+//! | `quad-heap` | [`quad_heap`] | 32 |
+//! | `skiplist` | [`skiplist`] | 32 + 4 per link above the first (1.33 B expected) |
+//! | `hashed-wheel` | [`hashed_wheel`] | 32 |
+//! | `hierarchical-wheel` | [`hierarchical_wheel`] | 32 |
+//! | `kafka-wheel` | [`kafka_wheel`] | 32 |
+//!
+//! [`reference::ReferenceQueue`] is the obviously correct model the others are tested
+//! against; it is not registered.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod arena;
+pub mod contract;
+pub mod reference;
+pub mod registry;
+
+pub mod btree;
+
+pub use contract::{Tick, TimerId, TimerQueue};
+pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
+
+/// The registry: one line per implementation (`module::Type, "name", "summary";`).
+///
+/// Calls `$callback!` with the whole list, so that every "for all implementations"
+/// (the runtime list in [`registry`], the conformance suite, the differential test) is
+/// generated from this one place.
+#[macro_export]
+macro_rules! for_each_implementation {
+    ($callback:ident) => {
+        $callback! {
+            btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+        }
+    };
+}
