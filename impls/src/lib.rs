@@ -29,6 +29,7 @@ pub mod reference;
 pub mod registry;
 
 pub mod btree;
+pub mod hashed_wheel;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
@@ -43,6 +44,7 @@ macro_rules! for_each_implementation {
     ($callback:ident) => {
         $callback! {
             btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+            hashed_wheel::HashedWheel, "hashed-wheel", "one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6); a min-heap of occupied slots jumps over empty ticks";
         }
     };
 }

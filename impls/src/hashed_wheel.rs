@@ -1,0 +1,775 @@
+//! `hashed-wheel`: one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6), with
+//! a min-heap of the occupied slots to jump over empty ticks.
+//!
+//! # The idea
+//!
+//! Varghese and Lauck's "Hashed and Hierarchical Timing Wheels" (SOSP 1987, section 5,
+//! scheme 6) hashes every timer into one of `S` slots of a single wheel and keeps each slot
+//! an unsorted list, so `start` and `stop` are O(1) whatever the deadline. The classic
+//! deployment is Netty's `HashedWheelTimer`: a worker wakes every tick, walks the current
+//! bucket, fires the entries whose remaining-rounds count is zero and decrements the others.
+//!
+//! Two changes make it fit an exact, jumpable virtual clock:
+//!
+//! - **Hash by absolute deadline.** `S = 2^bits` and a timer lives in slot
+//!   `deadline & (S - 1)` (a power of two makes the modulo a mask). The slot never changes
+//!   during the timer's life, across any number of rotations: scheme 6's remaining-rounds
+//!   count is implicit in the stored deadline, so nothing is ever decremented, and a
+//!   deadline at or before `now` needs no special slot.
+//! - **Skip empty ticks with a heap of slots.** An indexed min-heap holds every occupied
+//!   slot keyed by the exact minimum deadline in its list (its *earliest*). The heap has at
+//!   most `S` entries whatever the number of timers, so it is a fixed structure cost. Its
+//!   top is the next deadline, exactly, and `advance` only ever visits slots that hold a due
+//!   timer, so neither an empty tick nor a far rotation costs anything.
+//!
+//! A visit of slot `s` at time `t` (its earliest) walks the slot's list once, fires the
+//! entries whose deadline is exactly `t` and recomputes the minimum of the others, which are
+//! all at least `t + S` later because they share the slot. Entries of that slot due in
+//! `(t, to]` are *not* fired during this visit: other slots may hold deadlines between `t`
+//! and theirs, and the heap yields the slot again at the right moment. Visits therefore come
+//! in non-decreasing deadline order, and so do the fired timers.
+//!
+//! The walk is the price scheme 6 pays per visit: a slot that holds many future rotations
+//! is walked once per distinct deadline it fires (Netty walks every bucket once per
+//! rotation instead). With `n` timers spread evenly that is `n / S` entries per visit.
+//!
+//! # One timer entry
+//!
+//! | where | bytes (`u64` value) |
+//! | --- | --- |
+//! | arena: generation (4) + `next` link in the slot's list (4) | 8 |
+//! | payload: deadline (8), value (8), `prev` link (4), padding (4) | 24 |
+//! | **total per pending timer** | **32** |
+//!
+//! The slot is not stored: it is recomputed from the deadline. Fixed structure, not per
+//! timer: `S` list heads (4 bytes each), `S` heap positions (4 bytes each), and a heap of at
+//! most `S` `(earliest, slot)` pairs (16 bytes each): 96 KiB at the default `S = 4096`.
+//!
+//! # Costs (`k` = timers in the slot concerned, `S` = slots)
+//!
+//! | operation | cost |
+//! | --- | --- |
+//! | `start` | O(1) push on the slot's list; plus O(log S) heap insert when the slot was empty or decrease-key when the deadline is the slot's new earliest |
+//! | `stop` | O(1) unlink; plus O(log S) heap removal when the slot empties, or an O(k) walk and O(log S) increase-key when the stopped timer was the slot's earliest |
+//! | `advance`, per tick | O(1): one look at the heap top, and only for the ticks `advance` is called with; skipped ticks cost nothing |
+//! | `advance`, per slot visit | O(k) walk + O(log S) heap update; every fired timer is part of some visit |
+//! | `next_deadline` | O(1), exact: the heap top's key |
+//!
+//! # Empty time
+//!
+//! `advance(to)` loops while the heap top's key is `<= to`; when it is not (or the heap is
+//! empty) it sets the clock and returns. A jump of 2^40 ticks costs one visit per (slot,
+//! distinct deadline) that fires, and a per-tick driver pays one heap peek per empty tick.
+//! No arithmetic depends on `now` or on a distance, so deadlines up to `u64::MAX` need no
+//! care.
+
+use crate::arena::{Arena, NIL};
+use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+
+/// Slot bits of [`HashedWheel::new`]: 4096 slots.
+pub const DEFAULT_SLOT_BITS: u32 = 12;
+
+/// The largest accepted slot bits: 2^24 slots, so slot numbers fit a `u32` comfortably and
+/// the fixed tables stay below half a gigabyte.
+pub const MAX_SLOT_BITS: u32 = 24;
+
+/// The payload of one timer in the arena. The arena's own link is the `next` pointer of the
+/// slot's doubly linked list; `prev` is the other direction (`NIL` at the head).
+struct Entry<V> {
+    deadline: Tick,
+    value: V,
+    prev: u32,
+}
+
+/// See the module documentation.
+///
+/// Invariants, kept by every operation:
+/// - every pending timer is in exactly one list, the one of slot `deadline & mask`;
+/// - a slot is in the heap iff its list is non-empty, and its key there is the exact
+///   minimum deadline of its list.
+pub struct HashedWheel<V> {
+    arena: Arena<Entry<V>>,
+    /// The head of each slot's list of entries, `NIL` when the slot is empty.
+    heads: Vec<u32>,
+    occupied: SlotHeap,
+    /// `S - 1`: a deadline's slot is its low `bits` bits.
+    mask: u64,
+    now: Tick,
+    work: u64,
+}
+
+impl<V> HashedWheel<V> {
+    /// An empty wheel of `2^bits` slots.
+    ///
+    /// # Panics
+    ///
+    /// If `bits` is not in `1..=MAX_SLOT_BITS`.
+    pub fn with_slot_bits(bits: u32) -> Self {
+        Self::with_slot_bits_and_capacity(bits, 0)
+    }
+
+    /// An empty wheel of `2^bits` slots with room for `capacity` pending timers.
+    ///
+    /// # Panics
+    ///
+    /// If `bits` is not in `1..=MAX_SLOT_BITS`.
+    pub fn with_slot_bits_and_capacity(bits: u32, capacity: usize) -> Self {
+        assert!(
+            (1..=MAX_SLOT_BITS).contains(&bits),
+            "hashed wheel slot bits must be in 1..={MAX_SLOT_BITS}, got {bits}"
+        );
+        let slots = 1usize << bits;
+        HashedWheel {
+            arena: Arena::with_capacity(capacity),
+            heads: vec![NIL; slots],
+            occupied: SlotHeap::new(slots),
+            mask: (1u64 << bits) - 1,
+            now: 0,
+            work: 0,
+        }
+    }
+
+    /// Number of slots of the wheel.
+    pub fn slot_count(&self) -> usize {
+        self.heads.len()
+    }
+
+    #[inline]
+    fn slot_of(&self, deadline: Tick) -> u32 {
+        // The mask keeps at most MAX_SLOT_BITS bits, so the cast is lossless.
+        (deadline & self.mask) as u32
+    }
+
+    /// Takes the entry at `index` out of its slot's list and frees its arena slot.
+    #[inline]
+    fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
+        let (next, entry) = self.arena.remove(index);
+        if entry.prev == NIL {
+            let slot = self.slot_of(entry.deadline);
+            self.heads[slot as usize] = next;
+        } else {
+            self.arena.set_link(entry.prev, next);
+        }
+        if next != NIL {
+            self.arena.get_mut(next).prev = entry.prev;
+        }
+        entry
+    }
+
+    /// The minimum deadline in the non-empty list of `slot`.
+    fn earliest_in(&mut self, slot: u32) -> Tick {
+        let mut earliest = Tick::MAX;
+        let mut cursor = self.heads[slot as usize];
+        while cursor != NIL {
+            self.work += 1;
+            earliest = earliest.min(self.arena.get(cursor).deadline);
+            cursor = self.arena.link(cursor);
+        }
+        earliest
+    }
+
+    /// Restores the heap invariant for `slot` after entries left it.
+    fn refresh_slot(&mut self, slot: u32, earliest_of_rest: Tick) {
+        if self.heads[slot as usize] == NIL {
+            self.occupied.remove(slot);
+        } else {
+            self.occupied.raise_key(slot, earliest_of_rest);
+        }
+    }
+
+    /// Fires every entry of `slot` whose deadline is `due` (the slot's earliest) and
+    /// re-keys the slot by the minimum of the entries left.
+    fn visit<F: FnMut(TimerId, V, Tick)>(&mut self, slot: u32, due: Tick, on_fire: &mut F) {
+        self.work += 1;
+        let mut earliest_of_rest = Tick::MAX;
+        let mut cursor = self.heads[slot as usize];
+        while cursor != NIL {
+            self.work += 1;
+            // Read before a possible unlink: freeing `cursor` does not touch its successor's
+            // index, so the walk continues safely.
+            let next = self.arena.link(cursor);
+            let deadline = self.arena.get(cursor).deadline;
+            if deadline == due {
+                let id = self.arena.id(cursor);
+                let entry = self.unlink_and_free(cursor);
+                on_fire(id, entry.value, deadline);
+            } else {
+                earliest_of_rest = earliest_of_rest.min(deadline);
+            }
+            cursor = next;
+        }
+        self.refresh_slot(slot, earliest_of_rest);
+    }
+}
+
+impl<V> TimerQueue<V> for HashedWheel<V> {
+    fn with_capacity(capacity: usize) -> Self {
+        Self::with_slot_bits_and_capacity(DEFAULT_SLOT_BITS, capacity)
+    }
+
+    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
+        self.work += 1;
+        let slot = self.slot_of(deadline);
+        let old_head = self.heads[slot as usize];
+        let entry = Entry {
+            deadline,
+            value,
+            prev: NIL,
+        };
+        let id = self.arena.insert(old_head, entry);
+        self.heads[slot as usize] = id.index();
+        if old_head == NIL {
+            self.occupied.insert(slot, deadline);
+        } else {
+            self.arena.get_mut(old_head).prev = id.index();
+            if deadline < self.occupied.key(slot) {
+                self.occupied.lower_key(slot, deadline);
+            }
+        }
+        id
+    }
+
+    fn stop(&mut self, id: TimerId) -> Option<V> {
+        let index = self.arena.resolve(id)?;
+        self.work += 1;
+        let entry = self.unlink_and_free(index);
+        let slot = self.slot_of(entry.deadline);
+        if self.heads[slot as usize] == NIL {
+            self.occupied.remove(slot);
+        } else if entry.deadline == self.occupied.key(slot) {
+            let earliest = self.earliest_in(slot);
+            self.occupied.raise_key(slot, earliest);
+        }
+        Some(entry.value)
+    }
+
+    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        check_advance(self.now, to);
+        self.work += 1;
+        while let Some((due, slot)) = self.occupied.top() {
+            if due > to {
+                break;
+            }
+            self.visit(slot, due, &mut on_fire);
+        }
+        self.now = to;
+    }
+
+    fn next_deadline(&mut self) -> Option<Tick> {
+        self.occupied.top().map(|(earliest, _)| earliest)
+    }
+
+    fn len(&self) -> usize {
+        self.arena.len()
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn work(&self) -> u64 {
+        self.work + self.occupied.steps
+    }
+}
+
+/// One heap element: an occupied slot and the earliest deadline in it. The key sits beside
+/// the slot so that sifting compares without looking elsewhere.
+#[derive(Clone, Copy)]
+struct Keyed {
+    earliest: Tick,
+    slot: u32,
+}
+
+/// An indexed binary min-heap of slots keyed by their earliest deadline.
+///
+/// Invariant: `position[slot]` is the index of `slot` in `elements` while the slot is in the
+/// heap (its value is meaningless otherwise), and every element's key is `<=` its children's.
+struct SlotHeap {
+    elements: Vec<Keyed>,
+    position: Vec<u32>,
+    /// Sift steps taken, reported through `work()`.
+    steps: u64,
+}
+
+impl SlotHeap {
+    fn new(slots: usize) -> Self {
+        SlotHeap {
+            elements: Vec::new(),
+            position: vec![NIL; slots],
+            steps: 0,
+        }
+    }
+
+    #[inline]
+    fn top(&self) -> Option<(Tick, u32)> {
+        self.elements.first().map(|top| (top.earliest, top.slot))
+    }
+
+    /// The key of `slot`, which must be in the heap.
+    #[inline]
+    fn key(&self, slot: u32) -> Tick {
+        self.elements[self.position[slot as usize] as usize].earliest
+    }
+
+    fn insert(&mut self, slot: u32, earliest: Tick) {
+        // At most 2^MAX_SLOT_BITS elements, so positions fit a u32.
+        let at = self.elements.len() as u32;
+        self.elements.push(Keyed { earliest, slot });
+        self.position[slot as usize] = at;
+        self.sift_up(at);
+    }
+
+    fn remove(&mut self, slot: u32) {
+        let at = self.position[slot as usize];
+        let last = self.elements.pop().expect("the slot is in the heap");
+        if last.slot == slot {
+            return;
+        }
+        // The former last element fills the hole and may have to move either way.
+        self.place(at, last);
+        self.sift_up(at);
+        self.sift_down(self.position[last.slot as usize]);
+    }
+
+    /// Gives `slot` a key no larger than its current one.
+    fn lower_key(&mut self, slot: u32, earliest: Tick) {
+        let at = self.position[slot as usize];
+        self.elements[at as usize].earliest = earliest;
+        self.sift_up(at);
+    }
+
+    /// Gives `slot` a key no smaller than its current one.
+    fn raise_key(&mut self, slot: u32, earliest: Tick) {
+        let at = self.position[slot as usize];
+        self.elements[at as usize].earliest = earliest;
+        self.sift_down(at);
+    }
+
+    #[inline]
+    fn place(&mut self, at: u32, element: Keyed) {
+        self.elements[at as usize] = element;
+        self.position[element.slot as usize] = at;
+    }
+
+    fn sift_up(&mut self, mut at: u32) {
+        let moving = self.elements[at as usize];
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            let above = self.elements[parent as usize];
+            if above.earliest <= moving.earliest {
+                break;
+            }
+            self.steps += 1;
+            self.place(at, above);
+            at = parent;
+        }
+        self.place(at, moving);
+    }
+
+    fn sift_down(&mut self, mut at: u32) {
+        let moving = self.elements[at as usize];
+        let len = self.elements.len();
+        loop {
+            // Heap indices are below 2^MAX_SLOT_BITS, so these sums cannot overflow.
+            let left = 2 * at as usize + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child =
+                if right < len && self.elements[right].earliest < self.elements[left].earliest {
+                    right
+                } else {
+                    left
+                };
+            let below = self.elements[child];
+            if moving.earliest <= below.earliest {
+                break;
+            }
+            self.steps += 1;
+            self.place(at, below);
+            at = child as u32;
+        }
+        self.place(at, moving);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::ReferenceQueue;
+    use std::collections::HashMap;
+
+    /// Checks every documented invariant by brute force.
+    fn check_invariants<V>(wheel: &HashedWheel<V>) {
+        let mut counted = 0;
+        let mut in_heap = 0;
+        for slot in 0..wheel.heads.len() as u32 {
+            let mut cursor = wheel.heads[slot as usize];
+            let mut prev = NIL;
+            let mut earliest = None::<Tick>;
+            while cursor != NIL {
+                let entry = wheel.arena.get(cursor);
+                assert_eq!(entry.prev, prev, "prev link of {cursor}");
+                assert_eq!(
+                    wheel.slot_of(entry.deadline),
+                    slot,
+                    "entry in the wrong slot"
+                );
+                earliest = Some(earliest.map_or(entry.deadline, |e| e.min(entry.deadline)));
+                counted += 1;
+                prev = cursor;
+                cursor = wheel.arena.link(cursor);
+            }
+            if let Some(earliest) = earliest {
+                in_heap += 1;
+                let at = wheel.occupied.position[slot as usize] as usize;
+                assert_eq!(wheel.occupied.elements[at].slot, slot);
+                assert_eq!(
+                    wheel.occupied.elements[at].earliest, earliest,
+                    "slot {slot} key"
+                );
+            }
+        }
+        assert_eq!(counted, wheel.arena.len());
+        assert_eq!(
+            in_heap,
+            wheel.occupied.elements.len(),
+            "only occupied slots in the heap"
+        );
+        let elements = &wheel.occupied.elements;
+        for child in 1..elements.len() {
+            assert!(elements[(child - 1) / 2].earliest <= elements[child].earliest);
+        }
+    }
+
+    fn fire_all(wheel: &mut HashedWheel<u64>, to: Tick) -> Vec<(Tick, u64)> {
+        let mut fired = Vec::new();
+        wheel.advance(to, |_, value, deadline| fired.push((deadline, value)));
+        check_invariants(wheel);
+        fired
+    }
+
+    fn assert_sorted(fired: &[(Tick, u64)]) {
+        assert!(
+            fired.windows(2).all(|w| w[0].0 <= w[1].0),
+            "out of order: {fired:?}"
+        );
+    }
+
+    #[test]
+    fn entry_layout_is_32_bytes() {
+        assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
+        assert_eq!(Arena::<Entry<u32>>::SLOT_BYTES, 24);
+    }
+
+    #[test]
+    fn slot_count_follows_bits() {
+        assert_eq!(HashedWheel::<u64>::new().slot_count(), 4096);
+        assert_eq!(HashedWheel::<u64>::with_slot_bits(1).slot_count(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "slot bits")]
+    fn zero_bits_are_rejected() {
+        let _ = HashedWheel::<u64>::with_slot_bits(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "slot bits")]
+    fn too_many_bits_are_rejected() {
+        let _ = HashedWheel::<u64>::with_slot_bits(MAX_SLOT_BITS + 1);
+    }
+
+    #[test]
+    fn boundaries_around_the_wheel_size_fire_exactly() {
+        let s = 4096u64;
+        let deadlines = [s - 1, s, s + 1, 2 * s - 1, 2 * s, 2 * s + 1, 0, 1];
+        let mut wheel = HashedWheel::new();
+        for (value, &deadline) in deadlines.iter().enumerate() {
+            wheel.start(deadline, value as u64);
+        }
+        check_invariants(&wheel);
+        let mut sorted = deadlines.to_vec();
+        sorted.sort_unstable();
+        let mut now = 0;
+        for &deadline in &sorted {
+            assert_eq!(wheel.next_deadline(), Some(deadline));
+            if deadline > now {
+                // One tick short: nothing fires early.
+                assert!(fire_all(&mut wheel, deadline - 1).is_empty());
+            }
+            let fired = fire_all(&mut wheel, deadline);
+            assert_eq!(fired.len(), 1);
+            assert_eq!(fired[0].0, deadline);
+            now = deadline;
+        }
+        assert!(wheel.is_empty());
+        assert_eq!(wheel.next_deadline(), None);
+    }
+
+    #[test]
+    fn past_deadlines_fire_sorted_on_the_next_advance() {
+        let mut wheel = HashedWheel::with_slot_bits(2);
+        fire_all(&mut wheel, 1000);
+        // Several in the same slot (mod 4) and several rotations behind `now`.
+        for (value, deadline) in [999u64, 5, 1, 997, 9, 13, 1000, 0].into_iter().enumerate() {
+            wheel.start(deadline, value as u64);
+        }
+        assert_eq!(wheel.next_deadline(), Some(0));
+        let fired = fire_all(&mut wheel, 1000);
+        let deadlines: Vec<_> = fired.iter().map(|&(d, _)| d).collect();
+        assert_eq!(deadlines, [0, 1, 5, 9, 13, 997, 999, 1000]);
+    }
+
+    #[test]
+    fn same_slot_later_rotations_wait_for_their_turn() {
+        // Slot 1 holds 1 and 5; slot 2 holds 2. Visiting slot 1 at 1 must not fire 5 before 2.
+        let mut wheel = HashedWheel::with_slot_bits(2);
+        wheel.start(5, 0);
+        wheel.start(1, 1);
+        wheel.start(2, 2);
+        wheel.start(6, 3);
+        let fired = fire_all(&mut wheel, 10);
+        assert_eq!(fired, [(1, 1), (2, 2), (5, 0), (6, 3)]);
+    }
+
+    #[test]
+    fn deadlines_at_the_top_of_the_clock() {
+        let mut wheel = HashedWheel::new();
+        let top = wheel.start(u64::MAX, 1);
+        wheel.start(u64::MAX - 1, 2);
+        wheel.start(u64::MAX, 3);
+        assert_eq!(wheel.next_deadline(), Some(u64::MAX - 1));
+        assert!(fire_all(&mut wheel, u64::MAX - 2).is_empty());
+        assert_eq!(fire_all(&mut wheel, u64::MAX - 1), [(u64::MAX - 1, 2)]);
+        assert_eq!(wheel.stop(top), Some(1));
+        assert_eq!(fire_all(&mut wheel, u64::MAX), [(u64::MAX, 3)]);
+        // At the end of time everything started fires on the next advance to the same tick.
+        wheel.start(u64::MAX, 4);
+        wheel.start(7, 5);
+        assert_eq!(fire_all(&mut wheel, u64::MAX), [(7, 5), (u64::MAX, 4)]);
+        assert_eq!(wheel.now(), u64::MAX);
+    }
+
+    #[test]
+    fn a_huge_jump_costs_little_work() {
+        let mut wheel = HashedWheel::new();
+        let far = 1u64 << 40;
+        for (value, deadline) in [3u64, far - 1, far, far + 4096, 1 << 39]
+            .into_iter()
+            .enumerate()
+        {
+            wheel.start(deadline, value as u64);
+        }
+        let before = wheel.work();
+        let fired = fire_all(&mut wheel, far);
+        assert_eq!(fired.len(), 4);
+        assert_sorted(&fired);
+        let spent = wheel.work() - before;
+        assert!(spent < 100, "a jump of 2^40 cost {spent} work units");
+        assert_eq!(wheel.next_deadline(), Some(far + 4096));
+    }
+
+    #[test]
+    fn empty_ticks_cost_one_unit_each() {
+        let mut wheel = HashedWheel::new();
+        wheel.start(1_000_000, 0);
+        let before = wheel.work();
+        for tick in 1..=10_000 {
+            wheel.advance(tick, |_, _, _| panic!("nothing is due"));
+        }
+        assert_eq!(wheel.work() - before, 10_000);
+    }
+
+    #[test]
+    fn many_timers_on_one_deadline() {
+        let mut wheel = HashedWheel::with_capacity(100_000);
+        for value in 0..100_000u64 {
+            wheel.start(12_345, value);
+        }
+        assert_eq!(wheel.len(), 100_000);
+        assert_eq!(wheel.next_deadline(), Some(12_345));
+        assert!(fire_all(&mut wheel, 12_344).is_empty());
+        let before = wheel.work();
+        let mut seen = vec![false; 100_000];
+        wheel.advance(12_345, |_, value, deadline| {
+            assert_eq!(deadline, 12_345);
+            assert!(!std::mem::replace(&mut seen[value as usize], true));
+        });
+        assert!(seen.iter().all(|&s| s));
+        assert!(wheel.is_empty());
+        assert!(wheel.work() - before <= 100_010);
+        check_invariants(&wheel);
+    }
+
+    #[test]
+    fn stopping_the_earliest_of_a_crowded_slot_keeps_next_deadline_exact() {
+        let s = 4096u64;
+        let mut wheel = HashedWheel::new();
+        // Slot 7 holds four rotations; another slot holds something in between.
+        let ids: Vec<_> = (0..4u64)
+            .map(|rotation| wheel.start(7 + rotation * s, rotation))
+            .collect();
+        wheel.start(3 * s + 100, 99);
+        assert_eq!(wheel.next_deadline(), Some(7));
+        assert_eq!(wheel.stop(ids[0]), Some(0));
+        check_invariants(&wheel);
+        assert_eq!(wheel.next_deadline(), Some(7 + s));
+        assert_eq!(wheel.stop(ids[2]), Some(2)); // not the earliest: key unchanged
+        assert_eq!(wheel.next_deadline(), Some(7 + s));
+        assert_eq!(wheel.stop(ids[1]), Some(1));
+        check_invariants(&wheel);
+        assert_eq!(wheel.next_deadline(), Some(3 * s + 7));
+        assert_eq!(wheel.stop(ids[3]), Some(3));
+        assert_eq!(wheel.next_deadline(), Some(3 * s + 100));
+        check_invariants(&wheel);
+    }
+
+    #[test]
+    fn stale_handles_are_refused() {
+        let mut wheel = HashedWheel::new();
+        let fired = wheel.start(5, 1);
+        let stopped = wheel.start(6, 2);
+        assert_eq!(wheel.stop(stopped), Some(2));
+        assert_eq!(wheel.stop(stopped), None);
+        assert_eq!(fire_all(&mut wheel, 5), [(5, 1)]);
+        assert_eq!(wheel.stop(fired), None);
+        // New timers reuse the freed arena slots; the old handles must not reach them.
+        let reused_a = wheel.start(10, 3);
+        let reused_b = wheel.start(11, 4);
+        assert_eq!(wheel.stop(fired), None);
+        assert_eq!(wheel.stop(stopped), None);
+        assert_eq!(wheel.stop(TimerId::from_parts(1_000, 1)), None);
+        assert_eq!(wheel.len(), 2);
+        assert_eq!(wheel.stop(reused_a), Some(3));
+        assert_eq!(wheel.stop(reused_b), Some(4));
+        check_invariants(&wheel);
+    }
+
+    #[test]
+    fn on_fire_receives_the_started_handle() {
+        let mut wheel = HashedWheel::new();
+        let id = wheel.start(4, 9);
+        let mut got = None;
+        wheel.advance(4, |fired, value, _| got = Some((fired, value)));
+        assert_eq!(got, Some((id, 9)));
+    }
+
+    #[test]
+    #[should_panic(expected = "never runs backwards")]
+    fn advancing_backwards_panics() {
+        let mut wheel = HashedWheel::<u64>::new();
+        wheel.advance(10, |_, _, _| {});
+        wheel.advance(9, |_, _, _| {});
+    }
+
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn delay(rng: &mut XorShift, now: Tick) -> Tick {
+        match rng.below(14) {
+            0 => 0,
+            1..=4 => 1 + rng.below(100),
+            5 => 63 + rng.below(3),
+            6 => 4095 + rng.below(3),
+            7 => (1 << 36) - 1 + rng.below(3),
+            8 => 1 << 40,
+            9 => rng.next(),
+            10 => u64::MAX - now,
+            11 => rng.below(20),
+            _ => 1 + rng.below(10_000),
+        }
+    }
+
+    /// Runs a fixed-seed random mix against the reference model. Values are unique start
+    /// numbers, so fired timers are compared by value, not by handle.
+    fn differential(bits: u32, seed: u64, ops: usize) {
+        let mut rng = XorShift(seed);
+        let mut wheel = HashedWheel::<u64>::with_slot_bits(bits);
+        let mut model = ReferenceQueue::<u64>::new();
+        let mut handles: Vec<(TimerId, TimerId)> = Vec::new();
+        let mut by_value: HashMap<u64, TimerId> = HashMap::new();
+        let mut next_value = 0u64;
+        for _ in 0..ops {
+            let now = wheel.now();
+            match rng.below(10) {
+                0..=4 => {
+                    let deadline = if rng.below(8) == 0 {
+                        now - rng.below(now.min(50) + 1) // past due
+                    } else {
+                        now.saturating_add(delay(&mut rng, now))
+                    };
+                    let ours = wheel.start(deadline, next_value);
+                    let theirs = model.start(deadline, next_value);
+                    by_value.insert(next_value, ours);
+                    handles.push((ours, theirs));
+                    next_value += 1;
+                }
+                5 | 6 if !handles.is_empty() => {
+                    let pick = rng.below(handles.len() as u64) as usize;
+                    let (ours, theirs) = handles[pick];
+                    assert_eq!(wheel.stop(ours), model.stop(theirs));
+                }
+                _ => {
+                    let step = match rng.below(8) {
+                        0 => 0,
+                        1..=3 => 1 + rng.below(8),
+                        4 => rng.below(5000),
+                        5 => rng.below(1 << 37),
+                        6 => 1 << 40,
+                        _ => {
+                            if rng.below(20) == 0 {
+                                u64::MAX - now
+                            } else {
+                                rng.below(200)
+                            }
+                        }
+                    };
+                    let to = now.saturating_add(step);
+                    let mut ours = Vec::new();
+                    wheel.advance(to, |id, value, deadline| {
+                        assert_eq!(by_value[&value], id, "handle of the fired timer");
+                        ours.push((deadline, value));
+                    });
+                    assert_sorted(&ours);
+                    let mut theirs = Vec::new();
+                    model.advance(to, |_, value, deadline| theirs.push((deadline, value)));
+                    ours.sort_unstable();
+                    theirs.sort_unstable();
+                    assert_eq!(ours, theirs, "fired at advance({to})");
+                }
+            }
+            assert_eq!(wheel.len(), model.len());
+            assert_eq!(wheel.next_deadline(), model.next_deadline());
+            if rng.below(16) == 0 {
+                check_invariants(&wheel);
+            }
+        }
+        check_invariants(&wheel);
+    }
+
+    #[test]
+    fn matches_the_reference_with_default_slots() {
+        differential(DEFAULT_SLOT_BITS, 0x9E37_79B9_7F4A_7C15, 6000);
+    }
+
+    #[test]
+    fn matches_the_reference_with_tiny_wheels() {
+        for bits in [1, 2, 3, 6] {
+            differential(bits, 0xD1B5_4A32_D192_ED03 ^ u64::from(bits), 4000);
+        }
+    }
+}
