@@ -29,6 +29,7 @@ pub mod reference;
 pub mod registry;
 
 pub mod btree;
+pub mod skiplist;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
@@ -43,6 +44,7 @@ macro_rules! for_each_implementation {
     ($callback:ident) => {
         $callback! {
             btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+            skiplist::SkipListTimers, "skiplist", "arena-based skip list ordered by (deadline, slot): O(log n) expected start/stop, O(1) minimum";
         }
     };
 }
