@@ -39,7 +39,7 @@
 //! | `advance`, per occupied slot | O(1): two `trailing_zeros` find it, the list is taken whole |
 //! | `advance`, per fired timer | O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
 //! | `advance`, timers started in the past | O(k log k) for k of them: a merge sort of their list, in place |
-//! | `next_deadline` | O(1): the due minimum, or two `trailing_zeros`; exact at level 0, a lower bound above |
+//! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earliest slot's start by two `trailing_zeros` (exact at level 0, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer) |
 //!
 //! # Empty time
 //!
@@ -104,7 +104,7 @@ struct Entry<V> {
 /// than the start of every occupied slot. An entry of level `L` starts its slot at
 /// `s = deadline` with the low `6L` bits cleared, which shares `now`'s bits from `6L + 6`
 /// up; a `t` with `now <= t < s` lies between two numbers with that prefix and so has it
-/// too, and its level-`L` digit is at most the entry's, and not equal, or `t >= s`. The
+/// too, and its level-`L` digit is at most the entry's and not equal (else `t >= s`). The
 /// entries of the slot being processed are re-filed relative to `t` = their slot's start,
 /// which has zeros below bit `6L`, so they land below `L` with a digit greater than `t`'s
 /// (or, for `deadline == t`, at level 0 on `t`'s own position).
@@ -195,10 +195,10 @@ impl<V> HierarchicalWheel<V> {
     /// Puts the live entry `index`, whose deadline is `<= now`, on the due list.
     fn file_due(&mut self, index: u32) {
         let deadline = self.entries.get(index).deadline;
-        if self.due_head == NIL || deadline < self.due_min {
+        // A stale `due_min` is still a lower bound, so a deadline at or below it is the
+        // exact minimum again.
+        if self.due_head == NIL || deadline <= self.due_min {
             self.due_min = deadline;
-        }
-        if self.due_head == NIL {
             self.due_min_stale = false;
         }
         self.push_front(DUE, index);
@@ -698,6 +698,44 @@ mod tests {
         let mut want = expected.clone();
         want.push(1001);
         assert_eq!(deadlines(&fired), want);
+    }
+
+    #[test]
+    fn due_minimum_stays_exact_through_stops() {
+        let mut wheel = Wheel::new();
+        fire(&mut wheel, 100);
+        let a = wheel.start(10, 1);
+        let b = wheel.start(20, 2);
+        wheel.start(120, 3);
+        assert_eq!(wheel.next_deadline(), Some(10));
+        wheel.stop(a);
+        assert_eq!(wheel.next_deadline(), Some(20));
+        wheel.stop(b);
+        let c = wheel.start(30, 4);
+        wheel.stop(c);
+        wheel.start(40, 5);
+        wheel.start(40, 6);
+        assert_eq!(wheel.next_deadline(), Some(40));
+        assert_eq!(deadlines(&fire(&mut wheel, 100)), vec![40, 40]);
+        assert_eq!(wheel.next_deadline(), Some(120), "exact at level 0");
+    }
+
+    #[test]
+    fn next_deadline_reaches_the_top_level_timer_within_the_step_bound() {
+        for (origin, deadline) in [(0, u64::MAX), (5, 1 << 63), (3, (1 << 60) + 4097)] {
+            let mut wheel = Wheel::new();
+            fire(&mut wheel, origin);
+            wheel.start(deadline, 1);
+            let mut rounds = 0;
+            while !wheel.is_empty() {
+                rounds += 1;
+                let bound = wheel.next_deadline().unwrap();
+                assert!(bound <= deadline);
+                let to = bound.max(wheel.now());
+                fire(&mut wheel, to);
+            }
+            assert!(rounds <= wheel.next_deadline_steps(), "{rounds} rounds");
+        }
     }
 
     fn xorshift(state: &mut u64) -> u64 {
