@@ -135,7 +135,7 @@ fn start_stop<Q: TimerQueue<u64>>(timers: u64) -> Outcome {
     let mut error = None;
     let started = Instant::now();
     for value in 0..timers {
-        queue.start(1 << 30 | random.next() % (1 << 30), value);
+        queue.start((1 << 30) | (random.next() % (1 << 30)), value);
     }
     let pairs = 10 * timers;
     for value in 0..pairs {
