@@ -29,6 +29,7 @@ pub mod reference;
 pub mod registry;
 
 pub mod btree;
+pub mod kafka_wheel;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
@@ -43,6 +44,7 @@ macro_rules! for_each_implementation {
     ($callback:ident) => {
         $callback! {
             btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+            kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
         }
     };
 }
