@@ -28,8 +28,10 @@ pub mod contract;
 pub mod reference;
 pub mod registry;
 
+pub mod binary_heap;
 pub mod btree;
 pub mod kafka_wheel;
+pub mod quad_heap;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
@@ -44,6 +46,8 @@ macro_rules! for_each_implementation {
     ($callback:ident) => {
         $callback! {
             btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+            binary_heap::BinaryHeapTimers, "binary-heap", "binary min-heap, deadlines cached in the array, back-indices for eager O(log n) stop";
+            quad_heap::QuadHeapTimers, "quad-heap", "4-ary min-heap (libev, Go runtime) with each node's four children in one 64-byte line";
             kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
         }
     };
