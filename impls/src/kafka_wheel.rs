@@ -34,9 +34,11 @@
 //! | home: the bucket id, or the due-list marker | 4 |
 //! | **total per pending timer** | **32** |
 //!
-//! Besides the arena: `levels * size` buckets of 24 bytes, a delay queue of at most one
-//! 16-byte element per bucket, and a scratch vector of 4 bytes per entry of the largest due
-//! list ever sorted (only timers started at or before the wheel clock go there).
+//! Besides the arena, fixed structure reserved at construction for the most levels the size
+//! can need (15 for size 20): 24 bytes per bucket and 16 per delay-queue element, at most
+//! one element per bucket (7.2 + 4.8 KB for size 20). Plus a scratch vector of 4 bytes per
+//! entry of the largest due list ever sorted (only timers started at or before the wheel
+//! clock go there; it is reused, not freed).
 //!
 //! # Costs (n pending timers, L levels in use, B = L * size buckets)
 //!
@@ -104,12 +106,18 @@
 //! (exact unless that timer was stopped; a lower bound either way). Otherwise the heap top,
 //! after popping and dropping buckets that `stop` emptied (the poll of an empty bucket that
 //! Kafka's reaper would do). The top is the expiration of a non-empty bucket: at most the
-//! earliest deadline, but possibly a coarse bucket's start. Repeating
-//! `advance(max(next_deadline(), now))` fires the earliest timer within L rounds: the non-empty
-//! buckets with expiration `<= d_min` (the earliest deadline) are at most one per level,
-//! each at `d_min` rounded down to that level's tick; the heap top is the coarsest of them,
-//! so each round pops it and everything tied with it, and their entries move to strictly
-//! finer levels. After at most L rounds the level-0 bucket at `d_min` itself pops.
+//! earliest deadline `d_min`, but possibly a coarse bucket's start, and possibly below `now`
+//! (the wheel clock lags; `advance(max(t, now))` is then `advance(now)`, which cascades).
+//!
+//! Repeating `advance(max(next_deadline(), now))` (with no `start` in between) fires the
+//! earliest timer within L rounds, L the levels in use. A non-empty level-`j` bucket with
+//! expiration `<= d_min` holds deadlines in `[d_min, expiration + tick_j)`, so its expiration
+//! is `d_min` rounded down to `tick_j`: there is at most one such bucket per level, and the
+//! coarsest is the heap top. A round that does not fire `d_min` stops short of it, so every
+//! non-empty bucket it pops is one of these; it pops the coarsest, and flushing moves entries
+//! to strictly finer levels only. The coarsest level holding such a bucket thus drops by at
+//! least one per round, and the round that pops the level-0 bucket (expiration `d_min`) fires.
+//! A non-empty due list takes one round: it fires first in any `advance`.
 //! [`next_deadline_steps`](TimerQueue::next_deadline_steps) returns the most levels a wheel
 //! of this size can ever have: the smallest L with `size^L >= 2^64` (15 for size 20; at most
 //! `ceil(64 / log2(size)) + 1` in general).
@@ -122,8 +130,9 @@ use std::collections::BinaryHeap;
 /// Slots per wheel in Kafka's `SystemTimer`.
 pub const DEFAULT_WHEEL_SIZE: u32 = 20;
 
-/// The largest wheel size accepted; keeps every bucket id well below the list markers.
-pub const MAX_WHEEL_SIZE: u32 = 1 << 24;
+/// The largest wheel size accepted. The bucket table for every level is reserved up front
+/// (4 levels of 2^16 buckets at this size), and bucket ids stay far below the list markers.
+pub const MAX_WHEEL_SIZE: u32 = 1 << 16;
 
 /// The `home` of an entry on the due list rather than in a bucket.
 const DUE_LIST: u32 = NIL - 1;
@@ -208,6 +217,12 @@ impl<V> KafkaWheel<V> {
             "wheel size {size} is outside 2..={MAX_WHEEL_SIZE}"
         );
         let max_levels = levels_to_cover_u64(size);
+        // Wheels are built lazily as in Kafka, but the room for all of them is reserved now:
+        // the bucket table and the heap (at most one element per bucket) are fixed structure,
+        // so memory never grows with how far away deadlines are.
+        let bucket_capacity = max_levels as usize * size as usize;
+        let mut buckets = Vec::with_capacity(bucket_capacity);
+        buckets.resize(size as usize, EMPTY_BUCKET);
         let mut levels = Vec::with_capacity(max_levels as usize);
         levels.push(Level {
             tick: 1,
@@ -219,8 +234,8 @@ impl<V> KafkaWheel<V> {
             size,
             max_levels,
             levels,
-            buckets: vec![EMPTY_BUCKET; size as usize],
-            delay_queue: BinaryHeap::new(),
+            buckets,
+            delay_queue: BinaryHeap::with_capacity(bucket_capacity),
             due_head: NIL,
             due_floor: 0,
             due_scratch: Vec::new(),
@@ -539,7 +554,7 @@ mod tests {
         assert_eq!(levels_to_cover_u64(2), 64);
         assert_eq!(levels_to_cover_u64(16), 16);
         assert_eq!(levels_to_cover_u64(64), 11);
-        assert_eq!(levels_to_cover_u64(MAX_WHEEL_SIZE), 3);
+        assert_eq!(levels_to_cover_u64(MAX_WHEEL_SIZE), 4);
         for size in [2, 3, 7, 20, 64, 1000, MAX_WHEEL_SIZE] {
             let bound = (64.0 / f64::from(size).log2()).ceil() as u32 + 1;
             assert!(levels_to_cover_u64(size) <= bound);
@@ -922,7 +937,11 @@ mod tests {
             }
             assert_eq!(wheel.len(), model.len());
             assert_eq!(wheel.now(), model.now());
+            // Invariant 3 keeps the heap within one element per bucket.
+            assert!(wheel.delay_queue.len() <= wheel.buckets.len());
         }
+        assert_eq!(wheel.buckets.capacity(), (steps * size) as usize);
+        assert_eq!(wheel.delay_queue.capacity(), (steps * size) as usize);
         let pending = wheel.len();
         advance_both(&mut wheel, &mut model, u64::MAX);
         assert_eq!(wheel.len(), 0);
