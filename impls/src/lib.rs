@@ -31,6 +31,7 @@ pub mod registry;
 pub mod binary_heap;
 pub mod btree;
 pub mod hierarchical_wheel;
+pub mod kafka_wheel;
 pub mod quad_heap;
 pub mod skiplist;
 
@@ -51,6 +52,7 @@ macro_rules! for_each_implementation {
             quad_heap::QuadHeapTimers, "quad-heap", "4-ary min-heap (libev, Go runtime) with each node's four children in one 64-byte line";
             skiplist::SkipListTimers, "skiplist", "arena-based skip list ordered by (deadline, slot): O(log n) expected start/stop, O(1) minimum";
             hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
+            kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
         }
     };
 }
