@@ -28,8 +28,13 @@ pub mod contract;
 pub mod reference;
 pub mod registry;
 
+pub mod binary_heap;
 pub mod btree;
 pub mod hashed_wheel;
+pub mod hierarchical_wheel;
+pub mod kafka_wheel;
+pub mod quad_heap;
+pub mod skiplist;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
@@ -44,7 +49,12 @@ macro_rules! for_each_implementation {
     ($callback:ident) => {
         $callback! {
             btree::BTreeTimers, "btree", "BTreeMap keyed by (deadline, slot): the ordered-tree baseline (nginx's red-black tree, Linux hrtimers)";
+            binary_heap::BinaryHeapTimers, "binary-heap", "binary min-heap, deadlines cached in the array, back-indices for eager O(log n) stop";
+            quad_heap::QuadHeapTimers, "quad-heap", "4-ary min-heap (libev, Go runtime) with each node's four children in one 64-byte line";
+            skiplist::SkipListTimers, "skiplist", "arena-based skip list ordered by (deadline, slot): O(log n) expected start/stop, O(1) minimum";
             hashed_wheel::HashedWheel, "hashed-wheel", "one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6); a min-heap of occupied slots jumps over empty ticks";
+            hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
+            kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
         }
     };
 }

@@ -29,7 +29,10 @@ impl<V> TimerQueue<V> for ReferenceQueue<V> {
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
         let id = TimerId::from_parts(self.issued, 1);
-        self.issued = self.issued.checked_add(1).expect("reference model ran out of ids");
+        self.issued = self
+            .issued
+            .checked_add(1)
+            .expect("reference model ran out of ids");
         self.pending.push((id, deadline, value));
         id
     }

@@ -1,0 +1,856 @@
+//! `hierarchical-wheel`: levels of 64 slots with 64-bit occupancy bitmaps; entries cascade
+//! down a level as their slot comes due, and 11 levels cover all of `u64`.
+//!
+//! # The idea
+//!
+//! Varghese and Lauck's Scheme 7 (SOSP 1987, "hierarchical timing wheels"): split a deadline
+//! into digits and keep a wheel per digit, like the hands of a clock. A far timer sits in a
+//! coarse wheel; when the clock reaches its coarse slot it is re-filed (cascaded) into a
+//! finer wheel, until it reaches the finest wheel, where a slot is one tick and everything
+//! in it fires. The geometry is tokio's runtime timer (`tokio/src/runtime/time/wheel`): six
+//! bits per level, so a level is 64 slots and its occupancy fits in one `u64`, the level of a
+//! deadline comes from `now ^ deadline`, and a slot is taken out whole before its entries
+//! are re-filed. Linux's timer wheel (`kernel/time/timer.c`) uses the same bitmap-per-level
+//! search to find the next pending bucket without walking empty ticks. Unlike tokio (six
+//! levels and a capped top level) this wheel has 11 levels, the last one holding the top
+//! four bits, so every `u64` deadline has an exact home and no overflow list is needed.
+//!
+//! # One timer entry
+//!
+//! | where | bytes (`u64` value) |
+//! | --- | --- |
+//! | arena: generation | 4 |
+//! | arena link: `next` in the entry's list | 4 |
+//! | `deadline` | 8 |
+//! | `value` | 8 |
+//! | `prev` in the entry's list | 4 |
+//! | `home`: the list the entry is on (`level * 64 + slot`, or the due list) | 4 |
+//! | **total** | **32** |
+//!
+//! The fixed part: 11 × 64 `u32` slot heads (2816 bytes) and 11 occupancy words.
+//!
+//! # Costs (n pending timers, L = 11 levels)
+//!
+//! | operation | cost |
+//! | --- | --- |
+//! | `start` | O(1): one `leading_zeros` picks the level, push on the slot's list, set a bit |
+//! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
+//! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
+//! | `advance`, per occupied slot | O(1): two `trailing_zeros` find it, the list is taken whole |
+//! | `advance`, per fired timer | O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
+//! | `advance`, timers started in the past | O(k log k) for k of them: a merge sort of their list, in place |
+//! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earliest slot's start by two `trailing_zeros` (exact at level 0, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer) |
+//!
+//! # Empty time
+//!
+//! One bit per slot says whether it holds anything, and one bit per level says whether the
+//! level holds anything. The earliest occupied slot is the lowest set bit of the lowest
+//! occupied level (see [`HierarchicalWheel`] for why no wrap-around search is needed), so
+//! `advance` jumps from occupied slot to occupied slot and a jump of 2^40 ticks over a few
+//! timers costs a few dozen steps.
+//!
+//! # Timers started in the past
+//!
+//! A deadline `<= now` has no slot ahead of the clock, so it waits on a separate "due" list
+//! that `advance` fires first (every due deadline is `<= now`, every wheel deadline is
+//! `> now`). Different past deadlines must still fire in order, so the list is sorted then,
+//! by a merge sort over its own links: no scratch vector, so a whole population going past
+//! due costs no memory beyond its 32 bytes a timer.
+
+use crate::arena::{Arena, NIL};
+use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+
+/// Bits of the deadline each level resolves.
+const BITS_PER_LEVEL: u32 = 6;
+/// Slots per level: one occupancy bit each in a `u64`.
+const SLOTS: usize = 1 << BITS_PER_LEVEL;
+/// Levels needed for 64-bit deadlines: 10 full levels of 6 bits and a last one of 4 bits.
+const LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
+/// The `home` of an entry on the due list (slot homes are `0..LEVELS * SLOTS`).
+const DUE: u32 = (LEVELS * SLOTS) as u32;
+/// Largest number of sorted runs the due-list merge sort keeps: run `i` holds `2^i`
+/// entries, and an arena holds fewer than `2^32`.
+const SORT_RUNS: usize = 33;
+
+/// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
+/// named by `home`.
+struct Entry<V> {
+    deadline: Tick,
+    value: V,
+    prev: u32,
+    home: u32,
+}
+
+/// The hierarchical timing wheel. See the module documentation.
+///
+/// # Invariant
+///
+/// Between operations, and during `advance` whenever the search for the next slot runs,
+/// with `now` the internal clock:
+///
+/// - every entry of level `L` agrees with `now` on all bits from `6L + 6` up, and its level
+///   `L` digit (`(deadline >> 6L) & 63`, its slot) is greater than `now`'s at `L > 0`, and
+///   greater or equal at level 0 (where its deadline is then the slot's start exactly);
+/// - every entry on the due list has `deadline <= now`, and every wheel entry has
+///   `deadline >= now` (`> now` outside `advance`).
+///
+/// Consequences used by the search: at each level every occupied slot is at or after
+/// `now`'s position, so the lowest set bit is the earliest slot and no wrap-around is ever
+/// needed; and every slot of level `L` starts after every deadline of the levels below it
+/// (those share `now`'s bits from `6L` up, while level-`L` entries have a larger digit
+/// there), so the lowest occupied level holds the earliest slot.
+///
+/// It survives the clock jumps of `advance`. The clock only moves to a tick `t` no later
+/// than the start of every occupied slot. An entry of level `L` starts its slot at
+/// `s = deadline` with the low `6L` bits cleared, which shares `now`'s bits from `6L + 6`
+/// up; a `t` with `now <= t < s` lies between two numbers with that prefix and so has it
+/// too, and its level-`L` digit is at most the entry's and not equal (else `t >= s`). The
+/// entries of the slot being processed are re-filed relative to `t` = their slot's start,
+/// which has zeros below bit `6L`, so they land below `L` with a digit greater than `t`'s
+/// (or, for `deadline == t`, at level 0 on `t`'s own position).
+pub struct HierarchicalWheel<V> {
+    entries: Arena<Entry<V>>,
+    /// List heads, slot `s` of level `L` at `L * SLOTS + s`.
+    heads: Box<[u32; LEVELS * SLOTS]>,
+    /// Per level, bit `s` is set exactly when slot `s` is non-empty.
+    occupied: [u64; LEVELS],
+    /// Bit `L` is set exactly when `occupied[L] != 0`.
+    occupied_levels: u16,
+    /// Timers started with `deadline <= now`, unsorted.
+    due_head: u32,
+    /// The smallest deadline on the due list while it is non-empty, unless `due_min_stale`.
+    due_min: Tick,
+    /// Set when the due entry holding `due_min` was stopped; `next_deadline` rescans.
+    due_min_stale: bool,
+    now: Tick,
+    work: u64,
+}
+
+/// The level a `deadline > now` (or `== now`) belongs to: where the highest bit that
+/// differs from `now` lies. OR-ing 63 makes every difference within the low six bits (and
+/// no difference at all) read as level 0.
+#[inline]
+fn level_for(now: Tick, deadline: Tick) -> usize {
+    let highest_differing_bit = 63 - ((now ^ deadline) | 63).leading_zeros();
+    (highest_differing_bit / BITS_PER_LEVEL) as usize
+}
+
+/// The slot of `deadline` at `level`: its digit there.
+#[inline]
+fn slot_for(deadline: Tick, level: usize) -> usize {
+    ((deadline >> (level as u32 * BITS_PER_LEVEL)) as usize) & (SLOTS - 1)
+}
+
+/// The first tick of slot `slot` of `level`, seen from `now`: `now`'s bits above the level
+/// with the level's digit set to `slot` and everything below zero. The level above the last
+/// one starts at bit 66, beyond `u64`, so there nothing of `now` is kept.
+#[inline]
+fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
+    let level_shift = level as u32 * BITS_PER_LEVEL;
+    let above = now.checked_shr(level_shift + BITS_PER_LEVEL).unwrap_or(0);
+    let above = above.checked_shl(level_shift + BITS_PER_LEVEL).unwrap_or(0);
+    above | ((slot as Tick) << level_shift)
+}
+
+impl<V> HierarchicalWheel<V> {
+    /// The head of the list called `home`.
+    #[inline]
+    fn head_mut(&mut self, home: u32) -> &mut u32 {
+        if home == DUE {
+            &mut self.due_head
+        } else {
+            &mut self.heads[home as usize]
+        }
+    }
+
+    /// Puts the live entry `index` at the front of the list `home`.
+    #[inline]
+    fn push_front(&mut self, home: u32, index: u32) {
+        let old_head = std::mem::replace(self.head_mut(home), index);
+        let (next, entry) = self.entries.entry_mut(index);
+        *next = old_head;
+        entry.prev = NIL;
+        entry.home = home;
+        if old_head != NIL {
+            self.entries.get_mut(old_head).prev = index;
+        }
+    }
+
+    /// Files the live entry `index` into the wheel relative to the current clock. Its
+    /// deadline must be `>= now`.
+    #[inline]
+    fn file(&mut self, index: u32) {
+        let deadline = self.entries.get(index).deadline;
+        debug_assert!(
+            deadline >= self.now,
+            "only future deadlines go into the wheel"
+        );
+        let level = level_for(self.now, deadline);
+        let slot = slot_for(deadline, level);
+        self.push_front((level * SLOTS + slot) as u32, index);
+        self.occupied[level] |= 1 << slot;
+        self.occupied_levels |= 1 << level;
+    }
+
+    /// Puts the live entry `index`, whose deadline is `<= now`, on the due list.
+    fn file_due(&mut self, index: u32) {
+        let deadline = self.entries.get(index).deadline;
+        // A stale `due_min` is still a lower bound, so a deadline at or below it is the
+        // exact minimum again.
+        if self.due_head == NIL || deadline <= self.due_min {
+            self.due_min = deadline;
+            self.due_min_stale = false;
+        }
+        self.push_front(DUE, index);
+    }
+
+    /// Marks slot `slot` of `level` empty.
+    #[inline]
+    fn clear_slot_bit(&mut self, level: usize, slot: usize) {
+        self.occupied[level] &= !(1 << slot);
+        if self.occupied[level] == 0 {
+            self.occupied_levels &= !(1 << level);
+        }
+    }
+
+    /// Takes the live entry `index` off its list, keeping the occupancy bits and the due
+    /// minimum true. The entry stays in the arena.
+    fn unlink(&mut self, index: u32) {
+        let next = self.entries.link(index);
+        let &Entry {
+            prev,
+            home,
+            deadline,
+            ..
+        } = self.entries.get(index);
+        if prev == NIL {
+            *self.head_mut(home) = next;
+        } else {
+            self.entries.set_link(prev, next);
+        }
+        if next != NIL {
+            self.entries.get_mut(next).prev = prev;
+        }
+        if home == DUE {
+            if deadline == self.due_min {
+                self.due_min_stale = true;
+            }
+        } else if prev == NIL && next == NIL {
+            let home = home as usize;
+            self.clear_slot_bit(home / SLOTS, home % SLOTS);
+        }
+    }
+
+    /// The earliest occupied slot as `(level, slot)`: the lowest set bit of the lowest
+    /// occupied level (see the invariant on [`HierarchicalWheel`]).
+    #[inline]
+    fn earliest_slot(&mut self) -> Option<(usize, usize)> {
+        self.work += 1;
+        if self.occupied_levels == 0 {
+            return None;
+        }
+        let level = self.occupied_levels.trailing_zeros() as usize;
+        let bits = self.occupied[level];
+        debug_assert!(
+            bits & ((1u64 << slot_for(self.now, level)) - 1) == 0,
+            "an occupied slot of level {level} lies behind the clock {}",
+            self.now
+        );
+        Some((level, bits.trailing_zeros() as usize))
+    }
+
+    /// Empties slot `slot` of `level` and returns the head of its former list.
+    #[inline]
+    fn take_slot(&mut self, level: usize, slot: usize) -> u32 {
+        self.clear_slot_bit(level, slot);
+        std::mem::replace(&mut self.heads[level * SLOTS + slot], NIL)
+    }
+
+    /// Frees the live entry `index` and reports it to `on_fire`.
+    #[inline]
+    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
+        let id = self.entries.id(index);
+        let (_, entry) = self.entries.remove(index);
+        self.work += 1;
+        on_fire(id, entry.value, entry.deadline);
+    }
+
+    /// Fires every entry of a detached list, in list order.
+    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, mut index: u32, on_fire: &mut F) {
+        while index != NIL {
+            let next = self.entries.link(index);
+            self.fire(index, on_fire);
+            index = next;
+        }
+    }
+
+    /// Re-files every entry of a detached list relative to the current clock.
+    fn cascade(&mut self, mut index: u32) {
+        while index != NIL {
+            let next = self.entries.link(index);
+            self.file(index);
+            self.work += 1;
+            index = next;
+        }
+    }
+
+    /// Fires the due list sorted by deadline.
+    fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
+        if self.due_head == NIL {
+            return;
+        }
+        let list = std::mem::replace(&mut self.due_head, NIL);
+        let sorted = self.sort_list(list);
+        self.fire_list(sorted, on_fire);
+    }
+
+    /// Sorts a detached list by deadline through its `next` links (the `prev` links are left
+    /// stale: the list is fired right after). Bottom-up merge sort: `runs[i]` is either empty
+    /// or a sorted run of exactly `2^i` entries, and each new entry is carried up like a
+    /// binary counter increment; the runs left at the end are merged from small to large.
+    fn sort_list(&mut self, mut index: u32) -> u32 {
+        let mut runs = [NIL; SORT_RUNS];
+        while index != NIL {
+            let next = self.entries.link(index);
+            self.entries.set_link(index, NIL);
+            let mut run = index;
+            let mut rank = 0;
+            while runs[rank] != NIL {
+                run = self.merge(runs[rank], run);
+                runs[rank] = NIL;
+                rank += 1;
+            }
+            runs[rank] = run;
+            index = next;
+        }
+        runs.iter()
+            .filter(|&&run| run != NIL)
+            .fold(NIL, |sorted, &run| self.merge(run, sorted))
+    }
+
+    /// Merges two sorted detached lists into one.
+    fn merge(&mut self, mut left: u32, mut right: u32) -> u32 {
+        let mut head = NIL;
+        let mut tail = NIL;
+        while left != NIL && right != NIL {
+            self.work += 1;
+            let taken = if self.entries.get(left).deadline <= self.entries.get(right).deadline {
+                let taken = left;
+                left = self.entries.link(left);
+                taken
+            } else {
+                let taken = right;
+                right = self.entries.link(right);
+                taken
+            };
+            if tail == NIL {
+                head = taken;
+            } else {
+                self.entries.set_link(tail, taken);
+            }
+            tail = taken;
+        }
+        let rest = if left != NIL { left } else { right };
+        if tail == NIL {
+            rest
+        } else {
+            self.entries.set_link(tail, rest);
+            head
+        }
+    }
+
+    /// Recomputes `due_min` after its holder was stopped.
+    fn refresh_due_min(&mut self) {
+        let mut index = self.due_head;
+        let mut min = Tick::MAX;
+        while index != NIL {
+            self.work += 1;
+            min = min.min(self.entries.get(index).deadline);
+            index = self.entries.link(index);
+        }
+        self.due_min = min;
+        self.due_min_stale = false;
+    }
+}
+
+impl<V> TimerQueue<V> for HierarchicalWheel<V> {
+    fn with_capacity(capacity: usize) -> Self {
+        HierarchicalWheel {
+            entries: Arena::with_capacity(capacity),
+            heads: Box::new([NIL; LEVELS * SLOTS]),
+            occupied: [0; LEVELS],
+            occupied_levels: 0,
+            due_head: NIL,
+            due_min: 0,
+            due_min_stale: false,
+            now: 0,
+            work: 0,
+        }
+    }
+
+    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
+        let entry = Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home: NIL,
+        };
+        let id = self.entries.insert(NIL, entry);
+        self.work += 1;
+        if deadline <= self.now {
+            self.file_due(id.index());
+        } else {
+            self.file(id.index());
+        }
+        id
+    }
+
+    fn stop(&mut self, id: TimerId) -> Option<V> {
+        let index = self.entries.resolve(id)?;
+        self.unlink(index);
+        self.work += 1;
+        Some(self.entries.remove(index).1.value)
+    }
+
+    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        check_advance(self.now, to);
+        self.fire_due(&mut on_fire);
+        while let Some((level, slot)) = self.earliest_slot() {
+            let start = slot_start(self.now, level, slot);
+            if start > to {
+                break;
+            }
+            self.now = start;
+            let list = self.take_slot(level, slot);
+            self.work += 1;
+            if level == 0 {
+                // A level-0 slot is one tick: every entry in it has `deadline == start`.
+                self.fire_list(list, &mut on_fire);
+            } else {
+                self.cascade(list);
+            }
+        }
+        self.now = to;
+    }
+
+    fn next_deadline(&mut self) -> Option<Tick> {
+        if self.due_head != NIL {
+            if self.due_min_stale {
+                self.refresh_due_min();
+            }
+            return Some(self.due_min);
+        }
+        let (level, slot) = self.earliest_slot()?;
+        Some(slot_start(self.now, level, slot))
+    }
+
+    /// Each round of `advance(next_deadline())` processes the slot of the earliest timer,
+    /// which moves it at least one level down or fires it; it starts at most at level 10.
+    fn next_deadline_steps(&self) -> u32 {
+        LEVELS as u32
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn work(&self) -> u64 {
+        self.work
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::ReferenceQueue;
+
+    type Wheel = HierarchicalWheel<u64>;
+
+    /// Advances `wheel` to `to` and returns the `(value, deadline)` pairs it fired, checking
+    /// the order and that the reported handles are no longer live.
+    fn fire(wheel: &mut Wheel, to: Tick) -> Vec<(u64, Tick)> {
+        let mut fired = Vec::new();
+        let mut ids = Vec::new();
+        wheel.advance(to, |id, value, deadline| {
+            ids.push(id);
+            fired.push((value, deadline));
+        });
+        assert!(
+            fired.windows(2).all(|w| w[0].1 <= w[1].1),
+            "fired out of order: {fired:?}"
+        );
+        assert!(fired.iter().all(|&(_, deadline)| deadline <= to));
+        for id in ids {
+            assert_eq!(wheel.stop(id), None, "a fired handle is stale");
+        }
+        assert_eq!(wheel.now(), to);
+        fired
+    }
+
+    fn deadlines(fired: &[(u64, Tick)]) -> Vec<Tick> {
+        fired.iter().map(|&(_, d)| d).collect()
+    }
+
+    #[test]
+    fn one_entry_is_32_bytes() {
+        assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
+    }
+
+    #[test]
+    fn geometry() {
+        assert_eq!(LEVELS, 11);
+        assert_eq!(level_for(0, 0), 0);
+        assert_eq!(level_for(0, 63), 0);
+        assert_eq!(level_for(0, 64), 1);
+        assert_eq!(level_for(0, 4095), 1);
+        assert_eq!(level_for(0, 4096), 2);
+        assert_eq!(level_for(0, (1 << 36) - 1), 5);
+        assert_eq!(level_for(0, 1 << 36), 6);
+        assert_eq!(level_for(0, 1 << 59), 9);
+        assert_eq!(level_for(0, 1 << 60), 10);
+        assert_eq!(level_for(0, u64::MAX), 10);
+        assert_eq!(level_for(u64::MAX - 1, u64::MAX), 0);
+        assert_eq!(level_for(63, 64), 1);
+        assert_eq!(slot_for(u64::MAX, 10), 15);
+        assert_eq!(slot_start(12345, 10, 15), 15 << 60);
+        assert_eq!(slot_start(u64::MAX - 5, 0, 63), u64::MAX);
+        assert_eq!(slot_start(u64::MAX - 5, 9, 63), (0xF << 60) | (63 << 54));
+        assert_eq!(slot_start(0x1234_5678, 1, 2), 0x1234_5000 | 2 << 6);
+    }
+
+    #[test]
+    fn deadlines_at_the_top_of_the_range() {
+        let mut wheel = Wheel::new();
+        wheel.start(u64::MAX, 1);
+        wheel.start(u64::MAX - 1, 2);
+        wheel.start(1 << 63, 3);
+        assert_eq!(fire(&mut wheel, u64::MAX - 2), vec![(3, 1 << 63)]);
+        assert_eq!(wheel.next_deadline().map(|t| t < u64::MAX), Some(true));
+        assert_eq!(
+            fire(&mut wheel, u64::MAX),
+            vec![(2, u64::MAX - 1), (1, u64::MAX)]
+        );
+        assert!(wheel.is_empty());
+        assert_eq!(wheel.next_deadline(), None);
+        // At the end of time a new timer is past due and fires on the next advance.
+        wheel.start(u64::MAX, 4);
+        wheel.start(7, 5);
+        assert_eq!(wheel.next_deadline(), Some(7));
+        assert_eq!(fire(&mut wheel, u64::MAX), vec![(5, 7), (4, u64::MAX)]);
+    }
+
+    #[test]
+    fn boundary_deadlines_fire_exactly() {
+        let offsets = [
+            1,
+            2,
+            63,
+            64,
+            65,
+            4095,
+            4096,
+            4097,
+            (1 << 36) - 1,
+            1 << 36,
+            (1 << 36) + 1,
+            1 << 40,
+            (1 << 60) - 1,
+            1 << 60,
+        ];
+        for origin in [
+            0,
+            1,
+            63,
+            64,
+            (1 << 36) - 3,
+            (1 << 36) + 5,
+            u64::MAX - (1 << 61),
+        ] {
+            for &offset in &offsets {
+                // Each deadline alone, and approached from one tick before.
+                let mut wheel = Wheel::new();
+                fire(&mut wheel, origin);
+                let deadline = origin + offset;
+                wheel.start(deadline, 9);
+                let bound = wheel.next_deadline().unwrap();
+                assert!(bound > origin && bound <= deadline);
+                assert_eq!(fire(&mut wheel, deadline - 1), vec![]);
+                assert_eq!(fire(&mut wheel, deadline), vec![(9, deadline)]);
+            }
+            // All of them together, stepping one deadline at a time.
+            let mut wheel = Wheel::new();
+            fire(&mut wheel, origin);
+            for (value, &offset) in offsets.iter().enumerate() {
+                wheel.start(origin + offset, value as u64);
+            }
+            for (value, &offset) in offsets.iter().enumerate() {
+                let deadline = origin + offset;
+                if deadline - 1 > wheel.now() {
+                    assert_eq!(fire(&mut wheel, deadline - 1), vec![]);
+                }
+                assert_eq!(fire(&mut wheel, deadline), vec![(value as u64, deadline)]);
+            }
+            assert!(wheel.is_empty());
+        }
+    }
+
+    #[test]
+    fn huge_jump_costs_little_work() {
+        let mut wheel = Wheel::new();
+        fire(&mut wheel, 12345);
+        for (value, offset) in [3u64, 70, 5000, 1 << 30, (1 << 40) - 1]
+            .into_iter()
+            .enumerate()
+        {
+            wheel.start(12345 + offset, value as u64);
+        }
+        wheel.start(12345 + (1 << 41), 99);
+        let before = wheel.work();
+        let fired = fire(&mut wheel, 12345 + (1 << 40));
+        assert_eq!(fired.len(), 5);
+        let spent = wheel.work() - before;
+        assert!(spent <= 150, "a 2^40 jump over 6 timers cost {spent}");
+        let before = wheel.work();
+        fire(&mut wheel, u64::MAX);
+        assert!(wheel.work() - before <= 60);
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn many_timers_on_one_deadline() {
+        let mut wheel = Wheel::with_capacity(100_000);
+        let deadline = (1 << 36) + 12345;
+        for value in 0..100_000 {
+            wheel.start(deadline, value);
+        }
+        assert_eq!(wheel.len(), 100_000);
+        assert_eq!(fire(&mut wheel, deadline - 1), vec![]);
+        let fired = fire(&mut wheel, deadline);
+        assert_eq!(fired.len(), 100_000);
+        assert!(fired.iter().all(|&(_, d)| d == deadline));
+        let mut values: Vec<u64> = fired.iter().map(|&(v, _)| v).collect();
+        values.sort_unstable();
+        assert!(values.iter().copied().eq(0..100_000));
+        assert!(wheel.is_empty());
+        assert!(wheel.work() < 100_000 * (LEVELS as u64 + 2));
+    }
+
+    #[test]
+    fn stale_handles_do_nothing() {
+        let mut wheel = Wheel::new();
+        let a = wheel.start(10, 1);
+        assert_eq!(wheel.stop(a), Some(1));
+        assert_eq!(wheel.stop(a), None);
+        let b = wheel.start(10, 2);
+        assert_eq!(b.index(), a.index(), "the slot is reused");
+        assert_eq!(wheel.stop(a), None);
+        assert_eq!(wheel.len(), 1);
+        assert_eq!(fire(&mut wheel, 10), vec![(2, 10)]);
+        assert_eq!(wheel.stop(b), None);
+        assert_eq!(wheel.stop(TimerId::from_parts(1000, 1)), None);
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn stop_keeps_bitmaps_and_lists_true() {
+        let mut wheel = Wheel::new();
+        let ids: Vec<_> = (0..5).map(|v| wheel.start(5000, v)).collect();
+        let other = wheel.start(70, 9);
+        // Unlink from the middle, the head and the tail of one slot's list.
+        assert_eq!(wheel.stop(ids[2]), Some(2));
+        assert_eq!(wheel.stop(ids[4]), Some(4));
+        assert_eq!(wheel.stop(ids[0]), Some(0));
+        assert_eq!(wheel.stop(other), Some(9));
+        assert_eq!(wheel.next_deadline(), Some(4096));
+        assert_eq!(wheel.stop(ids[1]), Some(1));
+        assert_eq!(wheel.stop(ids[3]), Some(3));
+        assert_eq!(wheel.next_deadline(), None);
+        assert_eq!(wheel.occupied, [0; LEVELS]);
+        assert_eq!(wheel.occupied_levels, 0);
+        assert!(wheel.heads.iter().all(|&h| h == NIL));
+        assert_eq!(fire(&mut wheel, u64::MAX), vec![]);
+    }
+
+    #[test]
+    fn past_due_timers_fire_sorted_and_first() {
+        let mut wheel = Wheel::new();
+        fire(&mut wheel, 1000);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut expected = Vec::new();
+        let mut handles = Vec::new();
+        for value in 0..1000 {
+            let deadline = xorshift(&mut seed) % 1001;
+            handles.push(wheel.start(deadline, value));
+            expected.push(deadline);
+        }
+        wheel.start(1001, 5000);
+        // Stopping the minimum keeps next_deadline exact.
+        let min_at = (0..1000).min_by_key(|&i| expected[i]).unwrap();
+        wheel.stop(handles[min_at]);
+        expected.remove(min_at);
+        expected.sort_unstable();
+        assert_eq!(wheel.next_deadline(), Some(expected[0]));
+        let fired = fire(&mut wheel, 1001);
+        let mut want = expected.clone();
+        want.push(1001);
+        assert_eq!(deadlines(&fired), want);
+    }
+
+    #[test]
+    fn due_minimum_stays_exact_through_stops() {
+        let mut wheel = Wheel::new();
+        fire(&mut wheel, 100);
+        let a = wheel.start(10, 1);
+        let b = wheel.start(20, 2);
+        wheel.start(120, 3);
+        assert_eq!(wheel.next_deadline(), Some(10));
+        wheel.stop(a);
+        assert_eq!(wheel.next_deadline(), Some(20));
+        wheel.stop(b);
+        let c = wheel.start(30, 4);
+        wheel.stop(c);
+        wheel.start(40, 5);
+        wheel.start(40, 6);
+        assert_eq!(wheel.next_deadline(), Some(40));
+        assert_eq!(deadlines(&fire(&mut wheel, 100)), vec![40, 40]);
+        assert_eq!(wheel.next_deadline(), Some(120), "exact at level 0");
+    }
+
+    #[test]
+    fn next_deadline_reaches_the_top_level_timer_within_the_step_bound() {
+        for (origin, deadline) in [(0, u64::MAX), (5, 1 << 63), (3, (1 << 60) + 4097)] {
+            let mut wheel = Wheel::new();
+            fire(&mut wheel, origin);
+            wheel.start(deadline, 1);
+            let mut rounds = 0;
+            while !wheel.is_empty() {
+                rounds += 1;
+                let bound = wheel.next_deadline().unwrap();
+                assert!(bound <= deadline);
+                let to = bound.max(wheel.now());
+                fire(&mut wheel, to);
+            }
+            assert!(rounds <= wheel.next_deadline_steps(), "{rounds} rounds");
+        }
+    }
+
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// A delay drawn from the shapes that stress a wheel: zero, short, level boundaries,
+    /// long, and "to the end of time".
+    fn delay(seed: &mut u64, now: Tick) -> Tick {
+        let r = xorshift(seed);
+        let room = u64::MAX - now;
+        let pick = match r % 12 {
+            0 => 0,
+            1..=3 => xorshift(seed) % 100,
+            4 => [63, 64, 65][(r >> 8) as usize % 3],
+            5 => [4095, 4096, 4097][(r >> 8) as usize % 3],
+            6 => [(1 << 36) - 1, 1 << 36, (1 << 36) + 1][(r >> 8) as usize % 3],
+            7 => 1 << 40,
+            8 => xorshift(seed) >> (xorshift(seed) % 64),
+            9 => room,
+            10 => xorshift(seed) % 5000,
+            _ => xorshift(seed) % (1 << 20),
+        };
+        pick.min(room)
+    }
+
+    /// How far a random advance goes: mostly short steps, so that the clock crawls through
+    /// slots and cascades, with rare long jumps (and a very rare jump to the end of time,
+    /// after which everything is past due).
+    fn advance_step(seed: &mut u64, now: Tick) -> Tick {
+        let r = xorshift(seed);
+        let room = u64::MAX - now;
+        let pick = match r % 64 {
+            0..=29 => xorshift(seed) % 70,
+            30..=44 => xorshift(seed) % 5000,
+            45..=54 => xorshift(seed) % (1 << 24),
+            55..=58 => [63, 64, 65, 4095, 4096, 4097][(r >> 8) as usize % 6],
+            59..=61 => (1 << 36) - 1 + xorshift(seed) % 3,
+            62 => 1 << 40,
+            _ if r % 4096 == 63 => room,
+            _ => xorshift(seed) >> (20 + xorshift(seed) % 44),
+        };
+        pick.min(room)
+    }
+
+    #[test]
+    fn matches_the_reference_model() {
+        for seed_start in [1u64, 0xDEAD_BEEF, 42, 7_777_777, 5, 99] {
+            let mut seed = seed_start;
+            let mut wheel = Wheel::new();
+            let mut model = ReferenceQueue::<u64>::new();
+            let mut handles = Vec::new();
+            let mut next_value = 0u64;
+            for _ in 0..6000 {
+                let now = wheel.now();
+                match xorshift(&mut seed) % 10 {
+                    0..=4 => {
+                        // Past deadlines too: from 0 up to now.
+                        let deadline = if xorshift(&mut seed).is_multiple_of(8) {
+                            now.checked_add(1)
+                                .map_or(xorshift(&mut seed), |span| xorshift(&mut seed) % span)
+                        } else {
+                            now + delay(&mut seed, now)
+                        };
+                        let ours = wheel.start(deadline, next_value);
+                        let theirs = model.start(deadline, next_value);
+                        handles.push((ours, theirs));
+                        next_value += 1;
+                    }
+                    5 | 6 if !handles.is_empty() => {
+                        let pick = (xorshift(&mut seed) % handles.len() as u64) as usize;
+                        let (ours, theirs) = handles[pick];
+                        assert_eq!(wheel.stop(ours), model.stop(theirs));
+                    }
+                    7 => {
+                        let bound = wheel.next_deadline();
+                        let exact = model.next_deadline();
+                        assert_eq!(bound.is_some(), exact.is_some());
+                        if let (Some(bound), Some(exact)) = (bound, exact) {
+                            assert!(bound <= exact, "next_deadline {bound} > earliest {exact}");
+                            // Drive to the earliest timer unless that would run the clock
+                            // out to the end of time (and leave the rest of the run idle).
+                            if exact - now.min(exact) > 1 << 44 {
+                                continue;
+                            }
+                            let mut rounds = 0;
+                            while model.next_deadline() == Some(exact) {
+                                rounds += 1;
+                                assert!(rounds <= wheel.next_deadline_steps());
+                                let to = wheel.next_deadline().unwrap().max(wheel.now());
+                                compare_advance(&mut wheel, &mut model, to);
+                            }
+                        }
+                    }
+                    _ => {
+                        let to = now + advance_step(&mut seed, now);
+                        compare_advance(&mut wheel, &mut model, to);
+                    }
+                }
+                assert_eq!(wheel.len(), model.len());
+            }
+            compare_advance(&mut wheel, &mut model, u64::MAX);
+            assert!(wheel.is_empty());
+        }
+    }
+
+    fn compare_advance(wheel: &mut Wheel, model: &mut ReferenceQueue<u64>, to: Tick) {
+        let mut ours = fire(wheel, to);
+        let mut theirs = Vec::new();
+        model.advance(to, |_, value, deadline| theirs.push((value, deadline)));
+        ours.sort_unstable_by_key(|&(v, d)| (d, v));
+        theirs.sort_unstable_by_key(|&(v, d)| (d, v));
+        assert_eq!(ours, theirs, "advance({to})");
+    }
+}

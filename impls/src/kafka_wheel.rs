@@ -1,0 +1,978 @@
+//! `kafka-wheel`: Apache Kafka's purgatory timer, a hierarchy of small wheels whose clock is
+//! driven by a priority queue of buckets.
+//!
+//! # The idea
+//!
+//! Kafka keeps delayed requests (produce with `acks=all`, fetch with `min.bytes`, ...) in a
+//! `SystemTimer` (`server-common/.../server/util/timer/`, first written in Scala for
+//! KAFKA-1989, "New purgatory design", 2015; described in Matsuda's Confluent blog post
+//! "Apache Kafka, Purgatory, and Hierarchical Timing Wheels"). It is a hierarchical timing
+//! wheel (Varghese & Lauck, scheme 7) with two twists:
+//!
+//! - Wheels are tiny (`wheelSize = 20`, `tickMs = 1`) and coarser *overflow* wheels are created
+//!   only when a deadline needs them: level `k` has tick `20^k` and spans `20^(k+1)` ticks.
+//! - Nobody ticks. Each bucket (one slot of one wheel: a list of entries plus the start time
+//!   of the slot's current rotation, its *expiration*) is put in a `DelayQueue`, a binary heap
+//!   ordered by expiration, the first time it is used in a rotation. The reaper sleeps until
+//!   the earliest bucket expires, moves the wheel clock to that expiration, and *flushes* the
+//!   bucket: every entry is re-added, which either runs it (it is now due) or files it into a
+//!   finer wheel. The wheel clock therefore only ever takes bucket expirations as values.
+//!
+//! This file rebuilds that design single-threaded on the crate's virtual clock, with one
+//! addition the contract needs: a *due list* for timers started at or before the wheel clock
+//! (Kafka's caller runs those at once; the contract says they fire on the next `advance`).
+//!
+//! # One timer entry
+//!
+//! | where | bytes (`u64` value) |
+//! | --- | --- |
+//! | arena generation | 4 |
+//! | arena link: next entry in the bucket (or due) list | 4 |
+//! | deadline | 8 |
+//! | value | 8 |
+//! | previous entry in the list, for O(1) unlink | 4 |
+//! | home: the bucket id, or the due-list marker | 4 |
+//! | **total per pending timer** | **32** |
+//!
+//! Besides the arena, fixed structure reserved at construction for the most levels the size
+//! can need (15 for size 20): 24 bytes per bucket and 16 per delay-queue element, at most
+//! one element per bucket (7.2 + 4.8 KB for size 20). Plus a scratch vector of 4 bytes per
+//! entry of the largest due list ever sorted (only timers started at or before the wheel
+//! clock go there; it is reused, not freed).
+//!
+//! # Costs (n pending timers, L levels in use, B = L * size buckets)
+//!
+//! | operation | cost |
+//! | --- | --- |
+//! | `start` | O(L) to find the level, + O(log B) heap offer when the bucket starts a rotation |
+//! | `stop` | O(1): unlink from the bucket; the bucket stays in the heap (as in Kafka) |
+//! | `advance`, per tick | nothing: ticks are never visited |
+//! | `advance`, per bucket expiration reached | O(log B) heap pop + one re-add per entry in it |
+//! | `advance`, per fired timer | at most L re-adds (one per level it cascades through) |
+//! | `next_deadline` | O(1), plus O(log B) per empty bucket dropped from the heap top |
+//!
+//! # Empty time
+//!
+//! The heap holds only buckets that were used in their current rotation, so `advance` jumps
+//! from one bucket expiration straight to the next; a jump of 2^40 ticks costs the few
+//! buckets on the way, never the ticks. With L levels a timer is flushed at most L times.
+//!
+//! # Invariants
+//!
+//! Write `C` for the wheel clock (level 0's current time) and `cur_k` for level `k`'s.
+//!
+//! 1. `cur_k` is `C` rounded down to a multiple of `tick_k`, and `C <= now`. Levels are
+//!    created with the truncated clock of the level below, and `advance_wheel_clock` moves
+//!    a coarser level whenever the finer one moved by at least the coarser tick.
+//! 2. An entry in a level-`k` bucket has `cur_k + tick_k <= deadline < cur_k + interval_k`
+//!    (as it had when it was filed; `cur_k` has not moved past the bucket since, see 4), and
+//!    the bucket's expiration is `deadline` rounded down to `tick_k`. Since
+//!    `cur_k + tick_k > C`, every bucket entry has `deadline > C` and every bucket expiration
+//!    is `> C`, except transiently for buckets tied with the one being flushed.
+//! 3. A bucket's `expiration` is `Some(e)` exactly when `(e, bucket)` is in the heap, once.
+//!    `set_expiration` offers the bucket only when its expiration changes (Kafka's dedupe);
+//!    popping it in `advance` or dropping it in `next_deadline` resets it to `None`.
+//! 4. A bucket's slot cannot be claimed by another rotation while it is in the heap: level
+//!    `k`'s window `[cur_k + tick_k, cur_k + interval_k)` holds exactly one virtual id per
+//!    slot, and the window only moves when the clock reaches a popped expiration, which the
+//!    heap hands out in order.
+//! 5. Due-list entries have `deadline <= C`, so they precede every bucket entry (2).
+//!
+//! # Why the lagging wheel clock is correct
+//!
+//! `now` may run far ahead of `C`: `advance(to)` leaves `C` at the last bucket expiration it
+//! reached, not at `to`. Filing is still right because a bucket's expiration is computed
+//! from the deadline's absolute virtual id (`deadline / tick_k * tick_k`), not from an
+//! offset to `C`: it is `<= deadline`, so the bucket is popped no later than the first
+//! `advance` whose `to >= deadline`. A flush at expiration `e` of a level-`k` bucket makes
+//! `C = e` and re-files each entry (deadline in `[e, e + tick_k)`) strictly below level `k`,
+//! again at an expiration `<= deadline`; at level 0 the expiration is the deadline itself.
+//! So within that same `advance` the entry cascades down and fires, never later. It never
+//! fires early: an entry fires only when `deadline <= C`, and `C` only takes popped
+//! expirations `<= to`. A timer started with `C < deadline <= now` is filed into a bucket
+//! whose expiration is `<= now`, which the next `advance` pops first thing.
+//!
+//! # Why one `advance` fires in deadline order
+//!
+//! Due-list timers fire first, sorted, and their deadlines are `<= C` (5), below every bucket
+//! entry (2). Then buckets pop in expiration order. Flushing a bucket at `e` fires exactly its
+//! entries with deadline `e` (the others satisfy `deadline > e = C` and are re-filed at
+//! expirations `> e`, which the loop pops later). So the fired deadlines are a subsequence of
+//! the popped expirations, which never decrease. A level-0 bucket (tick 1) holds one deadline.
+//!
+//! # `next_deadline`
+//!
+//! With a non-empty due list: the smallest deadline put on it since it was last emptied
+//! (exact unless that timer was stopped; a lower bound either way). Otherwise the heap top,
+//! after popping and dropping buckets that `stop` emptied (the poll of an empty bucket that
+//! Kafka's reaper would do). The top is the expiration of a non-empty bucket: at most the
+//! earliest deadline `d_min`, but possibly a coarse bucket's start, and possibly below `now`
+//! (the wheel clock lags; `advance(max(t, now))` is then `advance(now)`, which cascades).
+//!
+//! Repeating `advance(max(next_deadline(), now))` (with no `start` in between) fires the
+//! earliest timer within L rounds, L the levels in use. A non-empty level-`j` bucket with
+//! expiration `<= d_min` holds deadlines in `[d_min, expiration + tick_j)`, so its expiration
+//! is `d_min` rounded down to `tick_j`: there is at most one such bucket per level, and the
+//! coarsest is the heap top. A round that does not fire `d_min` stops short of it, so every
+//! non-empty bucket it pops is one of these; it pops the coarsest, and flushing moves entries
+//! to strictly finer levels only. The coarsest level holding such a bucket thus drops by at
+//! least one per round, and the round that pops the level-0 bucket (expiration `d_min`) fires.
+//! A non-empty due list takes one round: it fires first in any `advance`.
+//! [`next_deadline_steps`](TimerQueue::next_deadline_steps) returns the most levels a wheel
+//! of this size can ever have: the smallest L with `size^L >= 2^64` (15 for size 20; at most
+//! `ceil(64 / log2(size)) + 1` in general).
+
+use crate::arena::{Arena, NIL};
+use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Slots per wheel in Kafka's `SystemTimer`.
+pub const DEFAULT_WHEEL_SIZE: u32 = 20;
+
+/// The largest wheel size accepted. The bucket table for every level is reserved up front
+/// (4 levels of 2^16 buckets at this size), and bucket ids stay far below the list markers.
+pub const MAX_WHEEL_SIZE: u32 = 1 << 16;
+
+/// The `home` of an entry on the due list rather than in a bucket.
+const DUE_LIST: u32 = NIL - 1;
+
+/// One pending timer. The arena link is the next entry of the same list.
+struct Entry<V> {
+    deadline: Tick,
+    value: V,
+    /// The previous entry of the same list, `NIL` at the head.
+    prev: u32,
+    /// The bucket id holding the entry, or [`DUE_LIST`].
+    home: u32,
+}
+
+/// One wheel. Kafka's `TimingWheel` minus the buckets, which live in one shared vector.
+struct Level {
+    /// `size^k` for level `k`; always fits a `u64` (levels that would not are never built).
+    tick: u64,
+    /// `tick * size`: the span of the wheel. `u128` because the top level's span passes
+    /// `u64::MAX` (for size 20, `20^15 > 2^64`).
+    interval: u128,
+    /// The level's clock: the wheel clock rounded down to a multiple of `tick`.
+    current_time: Tick,
+}
+
+/// One slot of one wheel: Kafka's `TimerTaskList`.
+#[derive(Clone, Copy)]
+struct Bucket {
+    /// First entry of the doubly linked list, `NIL` when empty.
+    head: u32,
+    /// Start of the rotation the bucket serves, `Some` exactly while it is in the heap.
+    /// Not a sentinel value: a level-0 bucket may legitimately expire at `u64::MAX`.
+    expiration: Option<Tick>,
+}
+
+const EMPTY_BUCKET: Bucket = Bucket {
+    head: NIL,
+    expiration: None,
+};
+
+/// See the module documentation.
+pub struct KafkaWheel<V> {
+    entries: Arena<Entry<V>>,
+    /// Slots per wheel.
+    size: u32,
+    /// The most levels a wheel of this size can need to cover every `u64` deadline.
+    max_levels: u32,
+    /// Level 0 is the finest; coarser levels are appended on demand.
+    levels: Vec<Level>,
+    /// Bucket `level * size + slot`.
+    buckets: Vec<Bucket>,
+    /// Kafka's `DelayQueue`: buckets by expiration, each at most once (invariant 3).
+    delay_queue: BinaryHeap<Reverse<(Tick, u32)>>,
+    /// Timers started at or before the wheel clock, to fire first on the next `advance`.
+    due_head: u32,
+    /// The smallest deadline put on the due list since it was last empty.
+    due_floor: Tick,
+    /// Reused to sort the due list by deadline.
+    due_scratch: Vec<u32>,
+    now: Tick,
+    work: u64,
+}
+
+impl<V> KafkaWheel<V> {
+    /// An empty queue whose wheels have `size` slots each, instead of Kafka's 20.
+    ///
+    /// # Panics
+    ///
+    /// Unless `2 <= size <= MAX_WHEEL_SIZE`.
+    pub fn with_wheel_size(size: u32) -> Self {
+        Self::with_wheel_size_and_capacity(size, 0)
+    }
+
+    /// An empty queue with `size`-slot wheels and room for `capacity` pending timers.
+    ///
+    /// # Panics
+    ///
+    /// Unless `2 <= size <= MAX_WHEEL_SIZE`.
+    pub fn with_wheel_size_and_capacity(size: u32, capacity: usize) -> Self {
+        assert!(
+            (2..=MAX_WHEEL_SIZE).contains(&size),
+            "wheel size {size} is outside 2..={MAX_WHEEL_SIZE}"
+        );
+        let max_levels = levels_to_cover_u64(size);
+        // Wheels are built lazily as in Kafka, but the room for all of them is reserved now:
+        // the bucket table and the heap (at most one element per bucket) are fixed structure,
+        // so memory never grows with how far away deadlines are.
+        let bucket_capacity = max_levels as usize * size as usize;
+        let mut buckets = Vec::with_capacity(bucket_capacity);
+        buckets.resize(size as usize, EMPTY_BUCKET);
+        let mut levels = Vec::with_capacity(max_levels as usize);
+        levels.push(Level {
+            tick: 1,
+            interval: u128::from(size),
+            current_time: 0,
+        });
+        KafkaWheel {
+            entries: Arena::with_capacity(capacity),
+            size,
+            max_levels,
+            levels,
+            buckets,
+            delay_queue: BinaryHeap::with_capacity(bucket_capacity),
+            due_head: NIL,
+            due_floor: 0,
+            due_scratch: Vec::new(),
+            now: 0,
+            work: 0,
+        }
+    }
+
+    /// Slots per wheel.
+    pub fn wheel_size(&self) -> u32 {
+        self.size
+    }
+
+    /// Number of wheels built so far.
+    pub fn levels_in_use(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Kafka's `TimingWheel.add`, tried from level 0 upwards. Returns `false` when the entry
+    /// is already due (`deadline <= C`), leaving it unlinked for the caller to handle.
+    ///
+    /// The expired test is repeated at every level as in Kafka, though only level 0 can meet
+    /// it: reaching level `k + 1` means `deadline >= cur_k + interval_k >= cur_(k+1) +
+    /// tick_(k+1)`. Comparisons are in `u128` because `current_time + interval` passes
+    /// `u64::MAX` near the top of the clock and at the top level.
+    fn file(&mut self, index: u32) -> bool {
+        let deadline = self.entries.get(index).deadline;
+        let mut level = 0;
+        loop {
+            let wheel = &self.levels[level];
+            let current = u128::from(wheel.current_time);
+            if u128::from(deadline) < current + u128::from(wheel.tick) {
+                return false;
+            }
+            if u128::from(deadline) < current + wheel.interval {
+                // The absolute virtual id fixes both the slot and the rotation's start, which
+                // is what keeps filing right while the wheel clock lags (module docs).
+                let virtual_id = deadline / wheel.tick;
+                let expiration = virtual_id * wheel.tick; // <= deadline: cannot overflow
+                let slot = (virtual_id % u64::from(self.size)) as u32;
+                let bucket = level as u32 * self.size + slot;
+                self.push_front(bucket, index);
+                self.set_expiration(bucket, expiration);
+                return true;
+            }
+            level += 1;
+            if level == self.levels.len() {
+                self.add_overflow_wheel();
+            }
+        }
+    }
+
+    /// Builds the next coarser wheel, as Kafka's `addOverflowWheel`: its tick is the span of
+    /// the current top wheel and its clock starts at the top wheel's clock.
+    ///
+    /// Only called for a deadline at or past `cur + interval` of the top wheel; a deadline is
+    /// at most `u64::MAX`, so that interval, the new tick, fits a `u64`. Once a wheel's span
+    /// reaches 2^64 no deadline overflows it and no coarser wheel is ever built.
+    fn add_overflow_wheel(&mut self) {
+        let top = self.levels.last().expect("level 0 always exists");
+        let tick = u64::try_from(top.interval)
+            .expect("a deadline past the top wheel implies its span fits a u64");
+        let current_time = top.current_time - top.current_time % tick;
+        self.levels.push(Level {
+            tick,
+            interval: u128::from(tick) * u128::from(self.size),
+            current_time,
+        });
+        debug_assert!(self.levels.len() <= self.max_levels as usize);
+        self.buckets
+            .resize(self.buckets.len() + self.size as usize, EMPTY_BUCKET);
+    }
+
+    /// Kafka's `TimerTaskList.setExpiration` followed by the offer: the bucket enters the
+    /// heap only when it starts a new rotation, so it is there at most once (invariant 3).
+    fn set_expiration(&mut self, bucket: u32, expiration: Tick) {
+        let slot = &mut self.buckets[bucket as usize];
+        if slot.expiration != Some(expiration) {
+            debug_assert!(
+                slot.expiration.is_none(),
+                "a queued bucket changed rotation"
+            );
+            slot.expiration = Some(expiration);
+            self.delay_queue.push(Reverse((expiration, bucket)));
+            self.work += 1;
+        }
+    }
+
+    /// Kafka's `TimingWheel.advanceClock`, from level 0 up: a level moves only when the time
+    /// passed it by a whole tick, and a coarser level is only consulted when the finer moved.
+    fn advance_wheel_clock(&mut self, mut time: Tick) {
+        for wheel in &mut self.levels {
+            if u128::from(time) < u128::from(wheel.current_time) + u128::from(wheel.tick) {
+                break;
+            }
+            wheel.current_time = time - time % wheel.tick;
+            time = wheel.current_time;
+        }
+    }
+
+    /// The head of the list called `home`.
+    fn head_mut(&mut self, home: u32) -> &mut u32 {
+        if home == DUE_LIST {
+            &mut self.due_head
+        } else {
+            &mut self.buckets[home as usize].head
+        }
+    }
+
+    /// Links entry `index` at the front of list `home`.
+    fn push_front(&mut self, home: u32, index: u32) {
+        let old_head = std::mem::replace(self.head_mut(home), index);
+        let (next, entry) = self.entries.entry_mut(index);
+        *next = old_head;
+        entry.prev = NIL;
+        entry.home = home;
+        if old_head != NIL {
+            self.entries.get_mut(old_head).prev = index;
+        }
+    }
+
+    /// Unlinks entry `index` from whatever list holds it.
+    fn unlink(&mut self, index: u32) {
+        let next = self.entries.link(index);
+        let Entry { prev, home, .. } = *self.entries.get(index);
+        if prev == NIL {
+            *self.head_mut(home) = next;
+        } else {
+            self.entries.set_link(prev, next);
+        }
+        if next != NIL {
+            self.entries.get_mut(next).prev = prev;
+        }
+    }
+
+    /// Puts an entry that is already due on the due list.
+    fn push_due(&mut self, index: u32) {
+        let deadline = self.entries.get(index).deadline;
+        self.due_floor = if self.due_head == NIL {
+            deadline
+        } else {
+            self.due_floor.min(deadline)
+        };
+        self.push_front(DUE_LIST, index);
+    }
+
+    /// Frees unlinked entry `index` and reports it.
+    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
+        let id = self.entries.id(index);
+        let (_, entry) = self.entries.remove(index);
+        on_fire(id, entry.value, entry.deadline);
+    }
+
+    /// Fires the due list in deadline order.
+    fn fire_due_list<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
+        if self.due_head == NIL {
+            return;
+        }
+        let mut due = std::mem::take(&mut self.due_scratch);
+        let mut cursor = std::mem::replace(&mut self.due_head, NIL);
+        while cursor != NIL {
+            due.push(cursor);
+            cursor = self.entries.link(cursor);
+        }
+        let entries = &self.entries;
+        due.sort_unstable_by_key(|&index| entries.get(index).deadline);
+        self.work += due.len() as u64;
+        for &index in &due {
+            self.fire(index, on_fire);
+        }
+        due.clear();
+        self.due_scratch = due;
+    }
+
+    /// Kafka's `TimerTaskList.flush(addTimerTaskEntry)`: empties the bucket, ends its
+    /// rotation, and re-adds every entry, which fires it or files it into a finer wheel.
+    fn flush<F: FnMut(TimerId, V, Tick)>(&mut self, bucket: u32, on_fire: &mut F) {
+        let slot = &mut self.buckets[bucket as usize];
+        slot.expiration = None;
+        let mut cursor = std::mem::replace(&mut slot.head, NIL);
+        while cursor != NIL {
+            let next = self.entries.link(cursor);
+            self.work += 1;
+            if !self.file(cursor) {
+                self.fire(cursor, on_fire);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Pops heap-top buckets that `stop` emptied, ending their rotation so that a later
+    /// timer offers them again.
+    fn drop_empty_buckets_at_top(&mut self) {
+        while let Some(&Reverse((expiration, bucket))) = self.delay_queue.peek() {
+            let slot = &mut self.buckets[bucket as usize];
+            debug_assert_eq!(slot.expiration, Some(expiration), "invariant 3");
+            if slot.head != NIL {
+                break;
+            }
+            slot.expiration = None;
+            self.delay_queue.pop();
+            self.work += 1;
+        }
+    }
+}
+
+/// The smallest number of levels `L` with `size^L >= 2^64`: then the top level's span covers
+/// every `u64` deadline from any clock.
+fn levels_to_cover_u64(size: u32) -> u32 {
+    let mut levels = 1;
+    let mut span = u128::from(size);
+    while span < 1u128 << 64 {
+        span *= u128::from(size);
+        levels += 1;
+    }
+    levels
+}
+
+impl<V> TimerQueue<V> for KafkaWheel<V> {
+    fn with_capacity(capacity: usize) -> Self {
+        Self::with_wheel_size_and_capacity(DEFAULT_WHEEL_SIZE, capacity)
+    }
+
+    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
+        let id = self.entries.insert(
+            NIL,
+            Entry {
+                deadline,
+                value,
+                prev: NIL,
+                home: NIL,
+            },
+        );
+        self.work += 1;
+        if !self.file(id.index()) {
+            self.push_due(id.index());
+        }
+        id
+    }
+
+    fn stop(&mut self, id: TimerId) -> Option<V> {
+        let index = self.entries.resolve(id)?;
+        self.work += 1;
+        self.unlink(index);
+        Some(self.entries.remove(index).1.value)
+    }
+
+    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        check_advance(self.now, to);
+        self.work += 1;
+        self.fire_due_list(&mut on_fire);
+        while let Some(&Reverse((expiration, bucket))) = self.delay_queue.peek() {
+            if expiration > to {
+                break;
+            }
+            self.delay_queue.pop();
+            self.work += 1;
+            if self.buckets[bucket as usize].expiration != Some(expiration) {
+                // Cannot happen (invariant 3); skipping a stale element is the safe reading.
+                debug_assert!(false, "bucket {bucket} popped at a stale expiration");
+                continue;
+            }
+            self.advance_wheel_clock(expiration);
+            self.flush(bucket, &mut on_fire);
+        }
+        self.now = to;
+    }
+
+    fn next_deadline(&mut self) -> Option<Tick> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        if self.due_head != NIL {
+            return Some(self.due_floor);
+        }
+        self.drop_empty_buckets_at_top();
+        let top = self
+            .delay_queue
+            .peek()
+            .map(|&Reverse((expiration, _))| expiration);
+        debug_assert!(top.is_some(), "a pending timer sits in a queued bucket");
+        top
+    }
+
+    fn next_deadline_steps(&self) -> u32 {
+        self.max_levels
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn work(&self) -> u64 {
+        self.work
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::ReferenceQueue;
+    use std::collections::HashMap;
+
+    #[test]
+    fn one_entry_is_32_bytes() {
+        assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
+    }
+
+    #[test]
+    fn level_counts_cover_u64() {
+        assert_eq!(levels_to_cover_u64(20), 15);
+        assert_eq!(levels_to_cover_u64(2), 64);
+        assert_eq!(levels_to_cover_u64(16), 16);
+        assert_eq!(levels_to_cover_u64(64), 11);
+        assert_eq!(levels_to_cover_u64(MAX_WHEEL_SIZE), 4);
+        for size in [2, 3, 7, 20, 64, 1000, MAX_WHEEL_SIZE] {
+            let bound = (64.0 / f64::from(size).log2()).ceil() as u32 + 1;
+            assert!(levels_to_cover_u64(size) <= bound);
+        }
+    }
+
+    /// Advances and returns `(value, deadline)` in firing order, checking the order, that
+    /// each handle matches the value it was started with, and that nothing fires early.
+    fn advance_collect(
+        queue: &mut KafkaWheel<u64>,
+        handles: &HashMap<u64, TimerId>,
+        to: Tick,
+    ) -> Vec<(u64, Tick)> {
+        let mut fired = Vec::new();
+        queue.advance(to, |id, value, deadline| {
+            assert_eq!(handles.get(&value), Some(&id), "handle of timer {value}");
+            assert!(
+                deadline <= to,
+                "timer {value} at {deadline} fired early at {to}"
+            );
+            fired.push((value, deadline));
+        });
+        assert!(
+            fired.windows(2).all(|w| w[0].1 <= w[1].1),
+            "out of order: {fired:?}"
+        );
+        fired
+    }
+
+    /// Starts timers at `deadlines` and advances through every deadline and its neighbours,
+    /// checking each timer fires in exactly the advance that first reaches it.
+    fn check_exact_firing(queue: &mut KafkaWheel<u64>, deadlines: &[Tick]) {
+        let mut handles = HashMap::new();
+        let first_value = 1_000_000;
+        for (i, &deadline) in deadlines.iter().enumerate() {
+            let value = first_value + i as u64;
+            handles.insert(value, queue.start(deadline, value));
+        }
+        let mut points: Vec<Tick> = deadlines
+            .iter()
+            .flat_map(|&d| [d.saturating_sub(1), d, d.saturating_add(1)])
+            .filter(|&t| t >= queue.now())
+            .collect();
+        points.sort_unstable();
+        points.dedup();
+        let mut pending: Vec<(u64, Tick)> = deadlines
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| (first_value + i as u64, d))
+            .collect();
+        for to in points {
+            let mut fired = advance_collect(queue, &handles, to);
+            let (mut expected, rest): (Vec<_>, Vec<_>) =
+                pending.into_iter().partition(|&(_, d)| d <= to);
+            pending = rest;
+            fired.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(fired, expected, "advance to {to}");
+        }
+        assert!(pending.is_empty());
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.next_deadline(), None);
+    }
+
+    /// A queue whose wheel clock and `now` both sit at `clock`.
+    fn queue_at(size: u32, clock: Tick) -> KafkaWheel<u64> {
+        let mut queue = KafkaWheel::with_wheel_size(size);
+        queue.start(clock, 0);
+        queue.advance(clock, |_, _, _| {});
+        assert_eq!(queue.levels[0].current_time, clock);
+        queue
+    }
+
+    #[test]
+    fn boundaries_fire_exactly_from_odd_clocks() {
+        let offsets = [
+            0,
+            1,
+            2,
+            18,
+            19,
+            20,
+            21,
+            39,
+            40,
+            41,
+            399,
+            400,
+            401,
+            799,
+            800,
+            7999,
+            8000,
+            8001,
+            1 << 36,
+            (1 << 36) - 1,
+            (1 << 36) + 1,
+        ];
+        for clock in [0, 1, 7, 19, 20, 21, 381, 399, 401, 12_345, (1 << 36) + 3] {
+            let deadlines: Vec<Tick> = offsets.iter().map(|&o| clock + o).collect();
+            check_exact_firing(&mut queue_at(20, clock), &deadlines);
+            // The same with the wheel clock lagging far behind `now`.
+            let mut lagging = KafkaWheel::with_wheel_size(20);
+            lagging.advance(clock, |_, _, _| {});
+            check_exact_firing(&mut lagging, &deadlines);
+        }
+    }
+
+    #[test]
+    fn deadlines_at_the_top_of_the_clock() {
+        let deadlines = [u64::MAX, u64::MAX - 1, u64::MAX - 19, u64::MAX - 20, 0, 5];
+        for size in [2, 20, 64] {
+            check_exact_firing(&mut KafkaWheel::with_wheel_size(size), &deadlines);
+            check_exact_firing(&mut queue_at(size, u64::MAX - 30), &deadlines[..4]);
+            check_exact_firing(&mut queue_at(size, u64::MAX - 1), &deadlines[..2]);
+        }
+        let mut queue = queue_at(20, u64::MAX);
+        let mut handles = HashMap::new();
+        handles.insert(1, queue.start(u64::MAX, 1));
+        handles.insert(2, queue.start(3, 2));
+        assert_eq!(queue.next_deadline(), Some(3));
+        let fired = advance_collect(&mut queue, &handles, u64::MAX);
+        assert_eq!(fired, vec![(2, 3), (1, u64::MAX)]);
+    }
+
+    #[test]
+    fn top_level_never_overflows() {
+        let mut queue = KafkaWheel::<u64>::with_wheel_size(20);
+        queue.start(u64::MAX, 1);
+        assert_eq!(queue.levels_in_use(), 15);
+        assert_eq!(queue.levels.last().unwrap().tick, 20u64.pow(14));
+        let mut queue = KafkaWheel::<u64>::with_wheel_size(2);
+        queue.start(u64::MAX, 1);
+        assert_eq!(queue.levels_in_use(), 64);
+        let mut fired = 0;
+        queue.advance(u64::MAX, |_, _, d| {
+            assert_eq!(d, u64::MAX);
+            fired += 1;
+        });
+        assert_eq!(fired, 1);
+    }
+
+    #[test]
+    fn start_never_fires_and_past_deadlines_fire_sorted() {
+        // Wheel clock at 1000: these go to the due list.
+        let mut queue = queue_at(20, 1000);
+        let mut handles = HashMap::new();
+        for (value, deadline) in [(1, 500), (2, 3), (3, 1000), (4, 999), (5, 0), (6, 1001)] {
+            handles.insert(value, queue.start(deadline, value));
+        }
+        handles.insert(7, queue.start(1500, 7));
+        assert_eq!(queue.len(), 7);
+        assert_eq!(queue.next_deadline(), Some(0));
+        let stopped = queue.stop(handles[&5]);
+        assert_eq!(stopped, Some(5));
+        assert!(queue.next_deadline().unwrap() <= 3);
+        let fired = advance_collect(&mut queue, &handles, 2000);
+        let deadlines: Vec<Tick> = fired.iter().map(|&(_, d)| d).collect();
+        assert_eq!(deadlines, [3, 500, 999, 1000, 1001, 1500]);
+
+        // Wheel clock lagging at 0 while now = 1000: only 0 goes to the due list.
+        let mut queue = KafkaWheel::with_wheel_size(20);
+        queue.advance(1000, |_, _, _| {});
+        let mut handles = HashMap::new();
+        for (value, deadline) in [(1, 500), (2, 3), (3, 0), (4, 1000), (5, 1001)] {
+            handles.insert(value, queue.start(deadline, value));
+        }
+        let fired = advance_collect(&mut queue, &handles, 1000);
+        assert_eq!(fired, [(3, 0), (2, 3), (1, 500), (4, 1000)]);
+        assert_eq!(queue.len(), 1);
+    }
+
+    #[test]
+    fn a_huge_jump_costs_buckets_not_ticks() {
+        let mut queue = KafkaWheel::with_wheel_size(20);
+        let mut handles = HashMap::new();
+        for (value, deadline) in [(1, 5), (2, 1 << 20), (3, 1 << 39), (4, (1 << 40) - 1)] {
+            handles.insert(value, queue.start(deadline, value));
+        }
+        let before = queue.work();
+        let fired = advance_collect(&mut queue, &handles, 1 << 40);
+        assert_eq!(fired.len(), 4);
+        let spent = queue.work() - before;
+        assert!(spent < 200, "advance of 2^40 cost {spent}");
+        // And from a lagging clock to the end of time.
+        handles.insert(5, queue.start(u64::MAX - 7, 5));
+        let before = queue.work();
+        let fired = advance_collect(&mut queue, &handles, u64::MAX);
+        assert_eq!(fired, [(5, u64::MAX - 7)]);
+        assert!(queue.work() - before < 100);
+    }
+
+    #[test]
+    fn many_timers_on_one_deadline() {
+        let mut queue = KafkaWheel::with_capacity(100_000);
+        let deadline = 123_456_789;
+        let mut ids = Vec::new();
+        for value in 0..100_000u64 {
+            ids.push(queue.start(deadline, value));
+        }
+        assert!(queue.next_deadline().unwrap() <= deadline);
+        queue.advance(deadline - 1, |_, _, _| panic!("early"));
+        let before = queue.work();
+        let mut seen = vec![false; 100_000];
+        queue.advance(deadline, |id, value, d| {
+            assert_eq!(d, deadline);
+            assert_eq!(ids[value as usize], id);
+            assert!(!std::mem::replace(&mut seen[value as usize], true));
+        });
+        assert!(seen.iter().all(|&s| s));
+        assert!(queue.work() - before <= 100_000 * 8);
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.next_deadline(), None);
+    }
+
+    #[test]
+    fn stale_handles_touch_nothing() {
+        let mut queue = KafkaWheel::new();
+        let fired_id = queue.start(3, 1u64);
+        let stopped_id = queue.start(50, 2);
+        assert_eq!(queue.stop(stopped_id), Some(2));
+        assert_eq!(queue.stop(stopped_id), None);
+        let mut fired = Vec::new();
+        queue.advance(10, |id, v, _| fired.push((id, v)));
+        assert_eq!(fired, [(fired_id, 1)]);
+        assert_eq!(queue.stop(fired_id), None);
+        // The freed slots are reused; the old handles must not reach the new timers.
+        let a = queue.start(20, 3);
+        let b = queue.start(2, 4); // due: the wheel clock is at 3
+        assert!(a.index() == fired_id.index() || a.index() == stopped_id.index());
+        assert_eq!(queue.stop(fired_id), None);
+        assert_eq!(queue.stop(stopped_id), None);
+        assert_eq!(queue.stop(TimerId::from_parts(999, 1)), None);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.stop(b), Some(4));
+        assert_eq!(queue.next_deadline(), Some(20));
+        assert_eq!(queue.stop(a), Some(3));
+        assert_eq!(queue.next_deadline(), None);
+    }
+
+    #[test]
+    fn emptied_buckets_leave_the_heap_and_come_back() {
+        let mut queue = KafkaWheel::new();
+        let a = queue.start(10_000, 1u64);
+        let b = queue.start(10_001, 2);
+        let c = queue.start(9_000_000, 3);
+        queue.stop(a);
+        queue.stop(b);
+        // The emptied level-2 bucket at 8000 is dropped before answering.
+        let t = queue.next_deadline().unwrap();
+        assert!(t <= 9_000_000 && t > 10_001, "{t}");
+        // Reusing the dropped bucket offers it again.
+        queue.start(10_002, 4);
+        assert!(queue.next_deadline().unwrap() <= 10_002);
+        let mut fired = Vec::new();
+        queue.advance(10_002, |_, v, d| fired.push((v, d)));
+        assert_eq!(fired, [(4, 10_002)]);
+        assert_eq!(queue.stop(c), Some(3));
+        assert_eq!(queue.next_deadline(), None);
+        queue.advance(20_000_000, |_, _, _| panic!("nothing is pending"));
+    }
+
+    /// A fixed-seed xorshift.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A delay from the mix of the brief: short, at level boundaries, 2^36 and 2^40, and
+    /// (for timers, not for clock moves, which would pin the clock at the top) anything.
+    fn random_delay(rng: &mut Rng, anything: bool) -> u64 {
+        match rng.below(if anything { 12 } else { 11 }) {
+            0 => 0,
+            1..=4 => 1 + rng.below(100),
+            5 => 19 + rng.below(3),
+            6 => 63 + rng.below(3),
+            7 => 399 + rng.below(3),
+            8 => 4095 + rng.below(2),
+            9 => (1 << 36) - 1 + rng.below(3),
+            10 => 1 << 40,
+            _ => rng.next(),
+        }
+    }
+
+    /// Advances both queues to `to` and checks they fired the same timers, ours in order.
+    fn advance_both(
+        wheel: &mut KafkaWheel<u64>,
+        model: &mut ReferenceQueue<u64>,
+        to: Tick,
+    ) -> Vec<(u64, Tick, TimerId)> {
+        let mut ours = Vec::new();
+        wheel.advance(to, |id, v, d| ours.push((v, d, id)));
+        let mut theirs = Vec::new();
+        model.advance(to, |_, v, d| theirs.push((v, d)));
+        assert!(ours.windows(2).all(|w| w[0].1 <= w[1].1), "order {ours:?}");
+        let mut ours_sorted: Vec<_> = ours.iter().map(|&(v, d, _)| (v, d)).collect();
+        ours_sorted.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours_sorted, theirs, "advance to {to}");
+        ours
+    }
+
+    /// Runs random operations on a wheel of `size` and on the reference model, comparing
+    /// every observable result.
+    fn compare_with_reference(size: u32, seed: u64, operations: usize, start_clock: Tick) {
+        let mut rng = Rng(seed);
+        let mut wheel = KafkaWheel::<u64>::with_wheel_size(size);
+        let mut model = ReferenceQueue::<u64>::new();
+        advance_both(&mut wheel, &mut model, start_clock);
+        let (mut fired_count, mut most_rounds) = (0, 0);
+        let mut handles: Vec<(TimerId, TimerId)> = Vec::new();
+        let mut by_value: HashMap<u64, TimerId> = HashMap::new();
+        let mut next_value = 0u64;
+        let steps = wheel.next_deadline_steps();
+
+        for _ in 0..operations {
+            match rng.below(10) {
+                0..=4 => {
+                    let now = wheel.now();
+                    let deadline = if rng.below(8) == 0 {
+                        now.saturating_sub(rng.below(300))
+                    } else if rng.below(30) == 0 {
+                        u64::MAX - rng.below(3)
+                    } else {
+                        now.saturating_add(random_delay(&mut rng, true))
+                    };
+                    let value = next_value;
+                    next_value += 1;
+                    let ours = wheel.start(deadline, value);
+                    let theirs = model.start(deadline, value);
+                    handles.push((ours, theirs));
+                    by_value.insert(value, ours);
+                }
+                5 | 6 if !handles.is_empty() => {
+                    let (ours, theirs) = handles[rng.below(handles.len() as u64) as usize];
+                    assert_eq!(wheel.stop(ours), model.stop(theirs));
+                }
+                7 => {
+                    let to = wheel.now().saturating_add(random_delay(&mut rng, false));
+                    for (v, _, id) in advance_both(&mut wheel, &mut model, to) {
+                        assert_eq!(by_value[&v], id);
+                        fired_count += 1;
+                    }
+                }
+                _ => {
+                    // Rounds of advance(max(next_deadline, now)) reach the earliest timer.
+                    let earliest = model.next_deadline();
+                    let bound = wheel.next_deadline();
+                    assert_eq!(bound.is_some(), earliest.is_some());
+                    let Some(earliest) = earliest else { continue };
+                    let mut rounds = 0;
+                    while model.next_deadline() == Some(earliest)
+                        && model.len() == wheel.len()
+                        && rounds <= steps
+                    {
+                        let t = wheel.next_deadline().expect("timers are pending");
+                        assert!(t <= earliest, "next_deadline {t} > earliest {earliest}");
+                        let to = t.max(wheel.now());
+                        let fired = advance_both(&mut wheel, &mut model, to);
+                        rounds += 1;
+                        fired_count += fired.len();
+                        if fired.iter().any(|&(_, d, _)| d == earliest) {
+                            break;
+                        }
+                    }
+                    assert!(rounds <= steps, "{rounds} rounds > {steps}");
+                    assert!(rounds <= wheel.levels_in_use() as u32);
+                    most_rounds = most_rounds.max(rounds);
+                }
+            }
+            assert_eq!(wheel.len(), model.len());
+            assert_eq!(wheel.now(), model.now());
+            // Invariant 3 keeps the heap within one element per bucket.
+            assert!(wheel.delay_queue.len() <= wheel.buckets.len());
+        }
+        assert_eq!(wheel.buckets.capacity(), (steps * size) as usize);
+        assert_eq!(wheel.delay_queue.capacity(), (steps * size) as usize);
+        let pending = wheel.len();
+        advance_both(&mut wheel, &mut model, u64::MAX);
+        assert_eq!(wheel.len(), 0);
+        assert_eq!(wheel.next_deadline(), None);
+        // Guard the test's own reach: plenty fired before the end, some needed many rounds.
+        assert!(fired_count > operations / 10, "only {fired_count} fired");
+        assert!(most_rounds >= 3, "at most {most_rounds} rounds");
+        eprintln!("size {size}: {fired_count} fired, {pending} left, {most_rounds} rounds");
+    }
+
+    #[test]
+    fn matches_reference_with_kafka_size() {
+        compare_with_reference(20, 0x9E37_79B9_7F4A_7C15, 6000, 0);
+        compare_with_reference(20, 12345, 6000, 7_777_777_777);
+    }
+
+    #[test]
+    fn matches_reference_near_the_top_of_the_clock() {
+        compare_with_reference(20, 777, 4000, u64::MAX - (1 << 42));
+        compare_with_reference(2, 778, 2000, u64::MAX - (1 << 42));
+    }
+
+    #[test]
+    fn matches_reference_with_size_2() {
+        compare_with_reference(2, 0xDEAD_BEEF, 4000, 0);
+        compare_with_reference(2, 0xBEEF, 4000, 12_345);
+    }
+
+    #[test]
+    fn matches_reference_with_size_64() {
+        compare_with_reference(64, 0x1234_5678_9ABC_DEF1, 6000, 0);
+        compare_with_reference(64, 99, 6000, 1 << 40);
+    }
+}

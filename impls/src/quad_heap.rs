@@ -1,0 +1,286 @@
+//! `quad-heap`: a 4-ary min-heap whose four siblings share one cache line.
+//!
+//! # The idea
+//!
+//! A d-ary heap trades a few more comparisons per level for fewer levels: with d = 4 a
+//! heap of n timers is log4 n deep, half the binary heap's depth, and a sift-down reads
+//! four children per level instead of two. That pays only if the four children cost one
+//! memory access, so they are laid out side by side in one aligned 64-byte line. This is
+//! the layout of libev's 4-heap (`EV_USE_4HEAP`, with its `HEAP0 = 3` offset) and of the
+//! Go runtime's timer heap (`siftupTimer`/`siftdownTimer` in `runtime/time.go`).
+//!
+//! Positions start at [`ROOT`] = 3, and the children of position `k` are `4(k - 2)` to
+//! `4(k - 2) + 3`: the root's children are 4..=7, position 4's are 8..=11, and in general
+//! the children of `k` are exactly group `k - 2` of four slots. Storing the heap as a `Vec`
+//! of 64-byte-aligned groups therefore puts every sibling set in one cache line; positions
+//! 0..=2 are never used (48 bytes, once). The parent of `c` is `c / 4 + 2`.
+//!
+//! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline and each arena
+//! entry keeps its heap position, so `stop` removes eagerly in O(log n).
+//!
+//! # One timer entry
+//!
+//! | where | bytes (`u64` value) |
+//! | --- | --- |
+//! | heap slot: deadline (8), entry index (4), padding (4); four to a 64-byte line | 16 |
+//! | arena slot: value (8), heap position (4, the arena link), generation (4) | 16 |
+//! | total | 32 |
+//!
+//! # Costs (n pending timers)
+//!
+//! | operation | cost |
+//! | --- | --- |
+//! | `start` | O(log4 n) sift-up, one comparison per level |
+//! | `stop` | O(log4 n): the last slot fills the hole and sifts up or down |
+//! | `advance`, per fired timer | O(log4 n) levels of up to four comparisons, one cache line each |
+//! | `advance`, per tick | nothing: ticks are never visited |
+//! | `next_deadline` | O(1): the root's cached deadline; exact |
+//!
+//! # Empty time
+//!
+//! As for any heap: `advance` compares the root with `to` and stops.
+//!
+//! # Invariant
+//!
+//! For every position `c` past the root, `slot(c).deadline >= slot(c / 4 + 2).deadline`, and
+//! for every pending timer, `arena.link(slot(p).entry) == p`.
+
+use crate::arena::Arena;
+use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+
+/// Position of the root: the first three positions pad the root's group so that every
+/// sibling set starts a group.
+const ROOT: usize = 3;
+
+/// A heap element: the deadline, cached, and the arena index of its timer.
+#[derive(Clone, Copy, Debug)]
+struct HeapSlot {
+    deadline: Tick,
+    entry: u32,
+}
+
+const UNUSED: HeapSlot = HeapSlot {
+    deadline: Tick::MAX,
+    entry: u32::MAX,
+};
+
+/// Four sibling slots in one cache line.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Group([HeapSlot; 4]);
+
+#[inline]
+fn parent(position: usize) -> usize {
+    position / 4 + 2
+}
+
+#[inline]
+fn first_child(position: usize) -> usize {
+    4 * (position - 2)
+}
+
+/// See the module documentation.
+pub struct QuadHeapTimers<V> {
+    groups: Vec<Group>,
+    /// Pending timers; they occupy positions `ROOT..ROOT + len`.
+    len: usize,
+    /// Values, with each timer's heap position as the arena link.
+    entries: Arena<V>,
+    now: Tick,
+    work: u64,
+}
+
+impl<V> QuadHeapTimers<V> {
+    /// Bytes one pending timer costs: a quarter of a group and its arena slot.
+    pub const BYTES_PER_TIMER: usize = std::mem::size_of::<Group>() / 4 + Arena::<V>::SLOT_BYTES;
+
+    #[inline]
+    fn slot(&self, position: usize) -> HeapSlot {
+        self.groups[position / 4].0[position % 4]
+    }
+
+    /// Writes `slot` at `position` and records the position in its entry.
+    #[inline]
+    fn place(&mut self, position: usize, slot: HeapSlot) {
+        self.groups[position / 4].0[position % 4] = slot;
+        self.entries.set_link(slot.entry, position as u32);
+    }
+
+    /// One past the last occupied position.
+    #[inline]
+    fn end(&self) -> usize {
+        ROOT + self.len
+    }
+
+    fn sift_up(&mut self, mut position: usize) {
+        let moving = self.slot(position);
+        while position > ROOT {
+            let up = parent(position);
+            let above = self.slot(up);
+            if above.deadline <= moving.deadline {
+                break;
+            }
+            self.place(position, above);
+            position = up;
+            self.work += 1;
+        }
+        self.place(position, moving);
+    }
+
+    fn sift_down(&mut self, mut position: usize) {
+        let moving = self.slot(position);
+        let end = self.end();
+        loop {
+            let first = first_child(position);
+            if first >= end {
+                break;
+            }
+            // The whole sibling group is one cache line; scan the occupied part of it.
+            let siblings = &self.groups[first / 4].0;
+            let occupied = (end - first).min(4);
+            let mut earliest = 0;
+            for lane in 1..occupied {
+                if siblings[lane].deadline < siblings[earliest].deadline {
+                    earliest = lane;
+                }
+            }
+            let child = siblings[earliest];
+            if child.deadline >= moving.deadline {
+                break;
+            }
+            self.place(position, child);
+            position = first + earliest;
+            self.work += 1;
+        }
+        self.place(position, moving);
+    }
+
+    /// Takes the slot at `position` out of the heap, filling the hole with the last slot.
+    fn remove_at(&mut self, position: usize) -> HeapSlot {
+        let removed = self.slot(position);
+        let last_position = self.end() - 1;
+        let last = self.slot(last_position);
+        self.groups[last_position / 4].0[last_position % 4] = UNUSED;
+        self.len -= 1;
+        if position < last_position {
+            self.groups[position / 4].0[position % 4] = last;
+            if position > ROOT && self.slot(parent(position)).deadline > last.deadline {
+                self.sift_up(position);
+            } else {
+                self.sift_down(position);
+            }
+        }
+        removed
+    }
+}
+
+impl<V> TimerQueue<V> for QuadHeapTimers<V> {
+    fn with_capacity(capacity: usize) -> Self {
+        QuadHeapTimers {
+            groups: Vec::with_capacity((ROOT + capacity).div_ceil(4)),
+            len: 0,
+            entries: Arena::with_capacity(capacity),
+            now: 0,
+            work: 0,
+        }
+    }
+
+    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
+        let position = self.end();
+        if position / 4 == self.groups.len() {
+            self.groups.push(Group([UNUSED; 4]));
+        }
+        let id = self.entries.insert(position as u32, value);
+        self.len += 1;
+        self.place(
+            position,
+            HeapSlot {
+                deadline,
+                entry: id.index(),
+            },
+        );
+        self.sift_up(position);
+        id
+    }
+
+    fn stop(&mut self, id: TimerId) -> Option<V> {
+        let index = self.entries.resolve(id)?;
+        let position = self.entries.link(index) as usize;
+        self.remove_at(position);
+        Some(self.entries.remove(index).1)
+    }
+
+    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        check_advance(self.now, to);
+        self.work += 1;
+        while self.len > 0 {
+            let root = self.slot(ROOT);
+            if root.deadline > to {
+                break;
+            }
+            self.remove_at(ROOT);
+            let id = self.entries.id(root.entry);
+            let (_, value) = self.entries.remove(root.entry);
+            on_fire(id, value, root.deadline);
+        }
+        self.now = to;
+    }
+
+    fn next_deadline(&mut self) -> Option<Tick> {
+        (self.len > 0).then(|| self.slot(ROOT).deadline)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn work(&self) -> u64 {
+        self.work
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_timer_costs_32_bytes_and_siblings_share_a_line() {
+        assert_eq!(std::mem::size_of::<Group>(), 64);
+        assert_eq!(std::mem::align_of::<Group>(), 64);
+        assert_eq!(QuadHeapTimers::<u64>::BYTES_PER_TIMER, 32);
+    }
+
+    #[test]
+    fn children_of_a_position_are_one_group() {
+        assert_eq!(first_child(ROOT), 4);
+        for position in ROOT..10_000 {
+            let first = first_child(position);
+            assert_eq!(first % 4, 0, "siblings start a group");
+            for child in first..first + 4 {
+                assert_eq!(parent(child), position);
+            }
+        }
+    }
+
+    #[test]
+    fn back_indices_follow_every_move() {
+        let mut queue = QuadHeapTimers::new();
+        let ids: Vec<_> = (0..500u64)
+            .map(|i| queue.start((i * 7919) % 211, i))
+            .collect();
+        for id in ids.iter().step_by(3) {
+            queue.stop(*id);
+        }
+        for position in ROOT..queue.end() {
+            let slot = queue.slot(position);
+            assert_eq!(queue.entries.link(slot.entry) as usize, position);
+            if position > ROOT {
+                assert!(queue.slot(parent(position)).deadline <= slot.deadline);
+            }
+        }
+    }
+}

@@ -1,0 +1,614 @@
+//! The conformance suite: every row of the timer-queue contract, checked for every
+//! registered implementation.
+//!
+//! The suite is written once, generic over `TimerQueue<u64>`, in [`suite`]. The registry
+//! macro instantiates it per implementation, so the tests are named
+//! `<implementation>::<check>`, e.g. `hierarchical_wheel::huge_advance_does_not_step_tick_by_tick`;
+//! `cargo test -p timerbench-impls --test conformance kafka_wheel` runs one implementation.
+
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
+
+use timerbench_impls::for_each_implementation;
+
+/// Bytes per pending timer each implementation must stay within, everything counted
+/// (`None`: the structure is what it is and is only reported).
+fn memory_budget(name: &str) -> Option<usize> {
+    match name {
+        "btree" => None,
+        "skiplist" => Some(48),
+        _ => Some(32),
+    }
+}
+
+macro_rules! conformance_suite {
+    ($($module:ident :: $ty:ident, $name:literal, $summary:literal;)*) => {
+        $(
+            #[allow(non_snake_case)]
+            mod $module {
+                type Queue = timerbench_impls::$module::$ty<u64>;
+                conformance_suite!(@checks Queue, $name;
+                    new_queue_is_empty,
+                    past_and_present_deadlines_fire_on_the_next_advance,
+                    fires_in_deadline_order_within_one_advance,
+                    fires_exactly_at_the_deadline_around_boundaries,
+                    fires_exactly_when_driven_tick_by_tick,
+                    deadlines_at_and_near_u64_max,
+                    huge_advance_does_not_step_tick_by_tick,
+                    hundred_thousand_timers_on_one_deadline,
+                    stop_returns_the_value_once,
+                    stop_of_a_fired_timer_is_none,
+                    stop_of_never_issued_handles_is_none,
+                    stale_handles_leave_the_new_occupant_alone,
+                    next_deadline_is_a_bound_that_reaches_the_earliest_timer,
+                    len_counts_pending_timers,
+                    memory_stops_growing_under_start_stop_pairs,
+                    memory_per_pending_timer_is_within_budget,
+                );
+
+                #[test]
+                #[should_panic(expected = "never runs backwards")]
+                fn advance_backwards_panics() {
+                    crate::suite::advance_backwards_panics::<Queue>();
+                }
+            }
+        )*
+    };
+    (@checks $queue:ty, $name:literal; $($check:ident,)*) => {
+        $(
+            #[test]
+            fn $check() {
+                crate::suite::$check::<$queue>($name);
+            }
+        )*
+    };
+}
+
+for_each_implementation!(conformance_suite);
+
+/// The checks, each generic over the implementation. Each takes the implementation's
+/// registry name for its messages.
+mod suite {
+    use crate::counting_allocator::live_bytes;
+    use timerbench_impls::{Tick, TimerId, TimerQueue};
+
+    /// One firing as the callback saw it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    pub struct Fired {
+        pub deadline: Tick,
+        pub value: u64,
+        pub id: TimerId,
+    }
+
+    /// Advances `queue` to `to` and returns what fired, in firing order, after checking
+    /// that the deadlines never decrease and that nothing fires after its deadline is due
+    /// by more than this one call allows (`deadline <= to`).
+    pub fn advance<Q: TimerQueue<u64>>(queue: &mut Q, to: Tick, name: &str) -> Vec<Fired> {
+        let mut fired = Vec::new();
+        queue.advance(to, |id, value, deadline| {
+            fired.push(Fired {
+                deadline,
+                value,
+                id,
+            })
+        });
+        for pair in fired.windows(2) {
+            assert!(
+                pair[0].deadline <= pair[1].deadline,
+                "{name}: advance({to}) fired deadline {} before {}",
+                pair[0].deadline,
+                pair[1].deadline
+            );
+        }
+        for f in &fired {
+            assert!(f.deadline <= to, "{name}: advance({to}) fired {f:?} early");
+        }
+        assert_eq!(
+            queue.now(),
+            to,
+            "{name}: advance({to}) must leave now = {to}"
+        );
+        fired
+    }
+
+    fn values(fired: &[Fired]) -> Vec<u64> {
+        fired.iter().map(|f| f.value).collect()
+    }
+
+    /// A small deterministic generator, so the suite needs no seed plumbing.
+    struct XorShift(u64);
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// Delays around the slot and level boundaries of 64-slot wheels (tokio, Linux), of
+    /// 20-slot wheels (Kafka) and of the default hashed wheel (4096 slots).
+    pub const BOUNDARY_DELAYS: &[u64] = &[
+        1,
+        2,
+        19,
+        20,
+        21,
+        62,
+        63,
+        64,
+        65,
+        127,
+        128,
+        399,
+        400,
+        401,
+        4095,
+        4096,
+        4097,
+        8191,
+        8192,
+        (1 << 18) - 1,
+        1 << 18,
+        (1 << 18) + 1,
+        (1 << 24) - 1,
+        1 << 24,
+        (1 << 24) + 1,
+        1 << 30,
+        (1 << 36) - 1,
+        1 << 36,
+        (1 << 36) + 1,
+        1 << 40,
+        (1 << 48) + 5,
+        1 << 60,
+        1 << 62,
+    ];
+
+    /// Clocks to start from: aligned, unaligned, just below level boundaries.
+    const BASE_CLOCKS: &[u64] = &[0, 1, 63, 4093, (1 << 36) - 3, (1 << 50) + 12345];
+
+    pub fn new_queue_is_empty<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        assert_eq!(queue.len(), 0, "{name}");
+        assert!(queue.is_empty(), "{name}");
+        assert_eq!(queue.now(), 0, "{name}");
+        assert_eq!(queue.next_deadline(), None, "{name}");
+        assert!(advance(&mut queue, 0, name).is_empty());
+        assert!(advance(&mut queue, 10, name).is_empty());
+        assert_eq!(queue.next_deadline(), None, "{name}");
+        let mut sized = Q::with_capacity(1000);
+        assert!(sized.is_empty(), "{name}");
+        assert_eq!(sized.next_deadline(), None, "{name}");
+    }
+
+    pub fn past_and_present_deadlines_fire_on_the_next_advance<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        advance(&mut queue, 100, name);
+        queue.start(50, 50);
+        queue.start(100, 100);
+        queue.start(0, 0);
+        queue.start(99, 99);
+        queue.start(101, 101);
+        assert_eq!(queue.len(), 5, "{name}: start never fires anything");
+        assert!(
+            queue.next_deadline().is_some_and(|t| t == 0),
+            "{name}: the earliest deadline is 0, and 0 is the only lower bound"
+        );
+        let fired = advance(&mut queue, 100, name);
+        assert_eq!(
+            values(&fired),
+            [0, 50, 99, 100],
+            "{name}: an advance to the same clock fires what is due, in deadline order"
+        );
+        assert_eq!(queue.len(), 1, "{name}");
+        assert_eq!(values(&advance(&mut queue, 101, name)), [101], "{name}");
+    }
+
+    pub fn fires_in_deadline_order_within_one_advance<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let mut random = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut expected = Vec::new();
+        for value in 0..20_000u64 {
+            // Spread over several wheel levels, with many ties.
+            let deadline = match value % 4 {
+                0 => random.next() % 64,
+                1 => random.next() % 5_000,
+                2 => random.next() % 300_000,
+                _ => (random.next() % 1_000) * 1_000,
+            };
+            queue.start(deadline, value);
+            expected.push((deadline, value));
+        }
+        let fired = advance(&mut queue, 1_000_000, name);
+        let mut got: Vec<_> = fired.iter().map(|f| (f.deadline, f.value)).collect();
+        got.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(
+            got, expected,
+            "{name}: every timer fires once with its deadline"
+        );
+        assert!(queue.is_empty(), "{name}");
+    }
+
+    pub fn fires_exactly_at_the_deadline_around_boundaries<Q: TimerQueue<u64>>(name: &str) {
+        for &base in BASE_CLOCKS {
+            // One timer at a time: silent until the tick before, fires on its tick.
+            for &delay in BOUNDARY_DELAYS {
+                let mut queue = Q::new();
+                advance(&mut queue, base, name);
+                let deadline = base + delay;
+                let id = queue.start(deadline, delay);
+                assert!(
+                    advance(&mut queue, deadline - 1, name).is_empty(),
+                    "{name}: timer at {deadline} (now was {base}) fired early"
+                );
+                let fired = advance(&mut queue, deadline, name);
+                assert_eq!(
+                    fired,
+                    [Fired {
+                        deadline,
+                        value: delay,
+                        id
+                    }],
+                    "{name}: timer at {deadline} (started at {base}) must fire on its tick"
+                );
+            }
+            // All at once, the clock walking from deadline to deadline in mixed steps.
+            let mut queue = Q::new();
+            advance(&mut queue, base, name);
+            for &delay in BOUNDARY_DELAYS {
+                queue.start(base + delay, delay);
+            }
+            for &delay in BOUNDARY_DELAYS {
+                let deadline = base + delay;
+                if deadline - 1 > queue.now() {
+                    assert!(
+                        advance(&mut queue, deadline - 1, name).is_empty(),
+                        "{name}: something fired before {deadline} (base {base})"
+                    );
+                }
+                assert_eq!(
+                    values(&advance(&mut queue, deadline, name)),
+                    [delay],
+                    "{name}: base {base}, deadline {deadline}"
+                );
+            }
+            assert!(queue.is_empty(), "{name}");
+        }
+    }
+
+    pub fn fires_exactly_when_driven_tick_by_tick<Q: TimerQueue<u64>>(name: &str) {
+        for base in [0, 4000, (1 << 24) - 70] {
+            let mut queue = Q::new();
+            advance(&mut queue, base, name);
+            let mut deadlines: Vec<u64> = (0..300).map(|d| base + d).collect();
+            deadlines.extend([4095, 4096, 4097, 4160, 4200].map(|d| base + d));
+            for &deadline in &deadlines {
+                queue.start(deadline, deadline);
+            }
+            let fired = advance(&mut queue, base, name);
+            assert_eq!(values(&fired), [base], "{name}: the deadline equal to now");
+            for now in base + 1..=base + 4200 {
+                let fired = advance(&mut queue, now, name);
+                let expected: Vec<u64> = deadlines.iter().copied().filter(|&d| d == now).collect();
+                assert_eq!(values(&fired), expected, "{name}: tick {now}");
+            }
+            assert!(queue.is_empty(), "{name}");
+        }
+    }
+
+    pub fn deadlines_at_and_near_u64_max<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let max = u64::MAX;
+        for deadline in [max, max - 1, max - 63, max - 64, max - 4096, 1 << 63, max] {
+            queue.start(deadline, deadline);
+        }
+        assert!(
+            advance(&mut queue, (1 << 63) - 1, name).is_empty(),
+            "{name}"
+        );
+        assert_eq!(
+            values(&advance(&mut queue, 1 << 63, name)),
+            [1 << 63],
+            "{name}"
+        );
+        assert!(advance(&mut queue, max - 4097, name).is_empty(), "{name}");
+        assert_eq!(
+            values(&advance(&mut queue, max - 1, name)),
+            [max - 4096, max - 64, max - 63, max - 1],
+            "{name}"
+        );
+        assert_eq!(
+            values(&advance(&mut queue, max, name)),
+            [max, max],
+            "{name}"
+        );
+        assert!(queue.is_empty(), "{name}");
+        // The clock at the very end: deadlines in the past and at now still fire, in order.
+        queue.start(max, 3);
+        queue.start(5, 1);
+        queue.start(max - 1, 2);
+        assert_eq!(queue.next_deadline(), Some(5), "{name}");
+        assert_eq!(values(&advance(&mut queue, max, name)), [1, 2, 3], "{name}");
+        assert!(advance(&mut queue, max, name).is_empty(), "{name}");
+    }
+
+    pub fn huge_advance_does_not_step_tick_by_tick<Q: TimerQueue<u64>>(name: &str) {
+        // Generous against a few dozen structural steps, hopeless for 2^40 ticks.
+        const WORK_LIMIT: u64 = 10_000;
+        for base in [0u64, 12_345_678_901] {
+            let mut queue = Q::new();
+            advance(&mut queue, base, name);
+            let jump = 1u64 << 40;
+            for (value, delay) in [3, 1 << 20, (1 << 39) + 7, jump - 1, jump]
+                .into_iter()
+                .enumerate()
+            {
+                queue.start(base + delay, value as u64);
+            }
+            let before = queue.work();
+            let fired = advance(&mut queue, base + jump, name);
+            let work = queue.work() - before;
+            assert_eq!(values(&fired), [0, 1, 2, 3, 4], "{name}");
+            assert!(
+                work <= WORK_LIMIT,
+                "{name}: advance by 2^40 ticks with 5 timers cost {work} steps"
+            );
+            let before = queue.work();
+            advance(&mut queue, base + 2 * jump, name);
+            let work = queue.work() - before;
+            assert!(
+                work <= WORK_LIMIT,
+                "{name}: advance by 2^40 empty ticks cost {work} steps"
+            );
+            // And to the end of time with one timer there.
+            queue.start(u64::MAX, 9);
+            let before = queue.work();
+            assert_eq!(values(&advance(&mut queue, u64::MAX, name)), [9], "{name}");
+            let work = queue.work() - before;
+            assert!(
+                work <= WORK_LIMIT,
+                "{name}: advance to u64::MAX cost {work} steps"
+            );
+        }
+    }
+
+    pub fn hundred_thousand_timers_on_one_deadline<Q: TimerQueue<u64>>(name: &str) {
+        const COUNT: u64 = 100_000;
+        let mut queue = Q::new();
+        advance(&mut queue, 7, name);
+        for value in 0..COUNT {
+            queue.start(1_000, value);
+        }
+        assert_eq!(queue.len(), COUNT as usize, "{name}");
+        assert!(advance(&mut queue, 999, name).is_empty(), "{name}");
+        let fired = advance(&mut queue, 1_000, name);
+        assert_eq!(fired.len(), COUNT as usize, "{name}");
+        let mut seen = values(&fired);
+        seen.sort_unstable();
+        assert!(seen.iter().copied().eq(0..COUNT), "{name}: each fires once");
+        assert!(queue.is_empty(), "{name}");
+    }
+
+    pub fn stop_returns_the_value_once<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let a = queue.start(10, 1);
+        let b = queue.start(10, 2);
+        let c = queue.start(1 << 40, 3);
+        assert_eq!(queue.stop(a), Some(1), "{name}");
+        assert_eq!(queue.stop(a), None, "{name}: a stopped timer stops once");
+        assert_eq!(queue.stop(c), Some(3), "{name}: a far timer stops too");
+        assert_eq!(queue.len(), 1, "{name}");
+        assert_eq!(values(&advance(&mut queue, 1 << 41, name)), [2], "{name}");
+        assert_eq!(queue.stop(b), None, "{name}");
+    }
+
+    pub fn stop_of_a_fired_timer_is_none<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let early = queue.start(5, 1);
+        let late = queue.start(500, 2);
+        assert_eq!(values(&advance(&mut queue, 5, name)), [1], "{name}");
+        assert_eq!(queue.stop(early), None, "{name}");
+        assert_eq!(queue.len(), 1, "{name}: the fired stop changed nothing");
+        assert_eq!(queue.stop(late), Some(2), "{name}");
+    }
+
+    pub fn stop_of_never_issued_handles_is_none<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let real = queue.start(10, 1);
+        for forged in [
+            TimerId::from_parts(12_345, 1),
+            TimerId::from_parts(real.index(), real.generation().wrapping_add(2)),
+            TimerId::from_parts(real.index(), 0),
+            TimerId::from_parts(u32::MAX, u32::MAX),
+            TimerId::from_parts(u32::MAX - 1, 1),
+        ] {
+            assert_eq!(queue.stop(forged), None, "{name}: {forged:?}");
+        }
+        assert_eq!(queue.len(), 1, "{name}");
+        let fired = advance(&mut queue, 10, name);
+        assert_eq!(fired.len(), 1, "{name}");
+        assert_eq!(
+            fired[0].id, real,
+            "{name}: on_fire reports the handle start gave"
+        );
+    }
+
+    pub fn stale_handles_leave_the_new_occupant_alone<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        // Stopped, then its storage reused.
+        let stopped = queue.start(100, 1);
+        assert_eq!(queue.stop(stopped), Some(1), "{name}");
+        let reuser = queue.start(100, 2);
+        assert_ne!(reuser, stopped, "{name}: a new timer gets a new handle");
+        assert_eq!(queue.stop(stopped), None, "{name}: stale handle after stop");
+        assert_eq!(queue.len(), 1, "{name}: the new timer is untouched");
+        // Fired, then its storage reused.
+        let fired_id = queue.start(50, 3);
+        assert_eq!(values(&advance(&mut queue, 50, name)), [3], "{name}");
+        let second_reuser = queue.start(200, 4);
+        assert_eq!(
+            queue.stop(fired_id),
+            None,
+            "{name}: stale handle after firing"
+        );
+        assert_eq!(queue.len(), 2, "{name}");
+        let fired = advance(&mut queue, 200, name);
+        assert_eq!(
+            fired.iter().map(|f| (f.id, f.value)).collect::<Vec<_>>(),
+            [(reuser, 2), (second_reuser, 4)],
+            "{name}"
+        );
+        // Many generations of one slot.
+        let mut stale = Vec::new();
+        for value in 0..1_000 {
+            let id = queue.start(1_000, value);
+            stale.push(id);
+            assert_eq!(queue.stop(id), Some(value), "{name}");
+        }
+        let survivor = queue.start(1_000, 7);
+        for id in stale {
+            assert_eq!(queue.stop(id), None, "{name}");
+        }
+        assert_eq!(queue.stop(survivor), Some(7), "{name}");
+    }
+
+    pub fn next_deadline_is_a_bound_that_reaches_the_earliest_timer<Q: TimerQueue<u64>>(
+        name: &str,
+    ) {
+        let mut queue = Q::new();
+        assert_eq!(queue.next_deadline(), None, "{name}");
+        let steps = queue.next_deadline_steps();
+        assert!(steps >= 1, "{name}");
+        let mut random = XorShift(12345);
+        let mut pending: Vec<(TimerId, u64)> = Vec::new();
+        for round in 0..400 {
+            // Keep a mix of near, boundary and far timers pending; stop some, often the
+            // earliest, so that a structure's bookkeeping goes stale.
+            for _ in 0..3 {
+                let delay = match random.next() % 3 {
+                    0 => random.next() % 100,
+                    1 => BOUNDARY_DELAYS[(random.next() % BOUNDARY_DELAYS.len() as u64) as usize],
+                    _ => random.next() % (1 << 30),
+                };
+                let deadline = queue.now() + delay;
+                pending.push((queue.start(deadline, deadline), deadline));
+            }
+            if round % 2 == 0 {
+                pending.sort_by_key(|&(_, deadline)| deadline);
+                let (id, deadline) = pending.remove(0);
+                assert_eq!(queue.stop(id), Some(deadline), "{name}");
+            }
+            let earliest = pending.iter().map(|&(_, d)| d).min();
+            let bound = queue.next_deadline();
+            assert_eq!(bound.is_some(), earliest.is_some(), "{name}");
+            let (Some(bound), Some(earliest)) = (bound, earliest) else {
+                continue;
+            };
+            assert!(
+                bound <= earliest,
+                "{name}: next_deadline {bound} > earliest {earliest}"
+            );
+            if steps == 1 {
+                assert_eq!(
+                    bound, earliest,
+                    "{name}: an exact structure returns the deadline"
+                );
+            }
+            // Sleep until the next timer, as an event loop would.
+            let mut rounds = 0;
+            loop {
+                rounds += 1;
+                let bound = queue.next_deadline().expect("still pending");
+                assert!(
+                    bound <= earliest,
+                    "{name}: next_deadline passed the earliest timer"
+                );
+                let to = bound.max(queue.now());
+                let fired = advance(&mut queue, to, name);
+                if let Some(first) = fired.first() {
+                    assert_eq!(first.deadline, earliest, "{name}: the earliest fires first");
+                    pending.retain(|&(_, d)| d > queue.now());
+                    break;
+                }
+                assert!(
+                    rounds < steps,
+                    "{name}: the earliest timer did not fire within {steps} rounds"
+                );
+            }
+        }
+    }
+
+    pub fn len_counts_pending_timers<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let ids: Vec<TimerId> = (0..100).map(|i| queue.start(i * 10, i)).collect();
+        assert_eq!(queue.len(), 100, "{name}");
+        for id in ids.iter().step_by(3) {
+            queue.stop(*id);
+        }
+        assert_eq!(queue.len(), 66, "{name}");
+        let fired = advance(&mut queue, 495, name);
+        assert_eq!(queue.len(), 66 - fired.len(), "{name}");
+        assert_eq!(fired.len(), 33, "{name}");
+        advance(&mut queue, 10_000, name);
+        assert_eq!(queue.len(), 0, "{name}");
+        assert!(queue.is_empty(), "{name}");
+    }
+
+    pub fn memory_stops_growing_under_start_stop_pairs<Q: TimerQueue<u64>>(name: &str) {
+        let mut queue = Q::new();
+        let mut random = XorShift(77);
+        for value in 0..1_000 {
+            queue.start(1_000_000 + random.next() % 1_000_000, value);
+        }
+        let churn = |queue: &mut Q, random: &mut XorShift, pairs: u64| {
+            for value in 0..pairs {
+                let deadline = queue.now() + 1 + random.next() % 5_000;
+                let id = queue.start(deadline, value);
+                assert_eq!(queue.stop(id), Some(value));
+            }
+        };
+        churn(&mut queue, &mut random, 10_000);
+        let before = live_bytes();
+        churn(&mut queue, &mut random, 1_000_000);
+        let after = live_bytes();
+        // A structure may still meet a rare shape for the first time (a tall skip-list
+        // tower); anything that grows with the number of pairs blows far past this.
+        const SLACK: isize = 4096;
+        assert!(
+            after <= before + SLACK,
+            "{name}: live bytes grew from {before} to {after} over 1M start/stop pairs"
+        );
+        assert_eq!(queue.len(), 1_000, "{name}");
+    }
+
+    pub fn memory_per_pending_timer_is_within_budget<Q: TimerQueue<u64>>(name: &str) {
+        const COUNT: usize = 1 << 16;
+        let empty_start = live_bytes();
+        let empty = Q::new();
+        let empty_bytes = live_bytes() - empty_start;
+        drop(empty);
+
+        let start = live_bytes();
+        let mut queue = Q::with_capacity(COUNT);
+        let mut random = XorShift(99);
+        for value in 0..COUNT as u64 {
+            queue.start(random.next() % (1 << 32), value);
+        }
+        let per_timer = (live_bytes() - start - empty_bytes) as f64 / COUNT as f64;
+        eprintln!("{name}: {per_timer:.2} bytes per pending timer (measured, {COUNT} timers)");
+        if let Some(budget) = crate::memory_budget(name) {
+            assert!(
+                per_timer <= budget as f64,
+                "{name}: {per_timer:.2} bytes per pending timer, budget {budget}"
+            );
+        }
+        drop(queue);
+    }
+
+    pub fn advance_backwards_panics<Q: TimerQueue<u64>>() {
+        let mut queue = Q::new();
+        queue.advance(10, |_, _, _| {});
+        queue.advance(9, |_, _, _| {});
+    }
+}
