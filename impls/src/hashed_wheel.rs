@@ -42,8 +42,9 @@
 //! | **total per pending timer** | **32** |
 //!
 //! The slot is not stored: it is recomputed from the deadline. Fixed structure, not per
-//! timer: `S` list heads (4 bytes each), `S` heap positions (4 bytes each), and a heap of at
-//! most `S` `(earliest, slot)` pairs (16 bytes each): 96 KiB at the default `S = 4096`.
+//! timer, all allocated by the constructor: `S` list heads (4 bytes each), `S` heap positions
+//! (4 bytes each), and room for a heap of `S` `(earliest, slot)` pairs (16 bytes each):
+//! 96 KiB at the default `S = 4096`.
 //!
 //! # Costs (`k` = timers in the slot concerned, `S` = slots)
 //!
@@ -292,9 +293,11 @@ struct SlotHeap {
 }
 
 impl SlotHeap {
+    /// Reserves room for every slot at once: the heap is part of the fixed structure, and
+    /// growing it later would allocate in the middle of `start`.
     fn new(slots: usize) -> Self {
         SlotHeap {
-            elements: Vec::new(),
+            elements: Vec::with_capacity(slots),
             position: vec![NIL; slots],
             steps: 0,
         }
