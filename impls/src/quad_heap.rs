@@ -69,6 +69,24 @@ const UNUSED: HeapSlot = HeapSlot {
 #[repr(align(64))]
 struct Group([HeapSlot; 4]);
 
+/// The lane of the earliest of four siblings.
+///
+/// A tournament, two pairs and then their winners, instead of a running minimum: the two
+/// first comparisons are independent and become flag arithmetic rather than branches, which
+/// matters because on random deadlines every comparison is a coin toss for the branch
+/// predictor. Lanes past the end of the heap hold [`UNUSED`] (deadline `u64::MAX`) and ties
+/// go to the lower lane, so an unused lane never beats an occupied one.
+#[inline]
+fn earliest_lane(siblings: &[HeapSlot; 4]) -> usize {
+    let low = (siblings[1].deadline < siblings[0].deadline) as usize;
+    let high = 2 + (siblings[3].deadline < siblings[2].deadline) as usize;
+    if siblings[high].deadline < siblings[low].deadline {
+        high
+    } else {
+        low
+    }
+}
+
 #[inline]
 fn parent(position: usize) -> usize {
     position / 4 + 2
@@ -135,15 +153,8 @@ impl<V> QuadHeapTimers<V> {
             if first >= end {
                 break;
             }
-            // The whole sibling group is one cache line; scan the occupied part of it.
             let siblings = &self.groups[first / 4].0;
-            let occupied = (end - first).min(4);
-            let mut earliest = 0;
-            for lane in 1..occupied {
-                if siblings[lane].deadline < siblings[earliest].deadline {
-                    earliest = lane;
-                }
-            }
+            let earliest = earliest_lane(siblings);
             let child = siblings[earliest];
             if child.deadline >= moving.deadline {
                 break;
