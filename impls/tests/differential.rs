@@ -1,7 +1,7 @@
 //! Differential test: every registered implementation against the reference model, on
 //! random sequences of start, stop, advance, tick and next-deadline operations.
 //!
-//! Each implementation gets `CASES` sequences of up to `MAX_OPS` operations (about 128k
+//! Each implementation gets `CASES` sequences of up to `MAX_OPS` operations (about 256k
 //! operations on average), with delays drawn from a mix of zero, small, slot- and
 //! level-boundary, large and huge values, deadlines in the past, and absolute deadlines at
 //! the end of time. After every operation the two queues must agree on what fired (as
@@ -15,7 +15,7 @@ use proptest::test_runner::TestCaseError;
 use timerbench_impls::reference::ReferenceQueue;
 use timerbench_impls::{Tick, TimerId, TimerQueue, for_each_implementation};
 
-const CASES: u32 = 256;
+const CASES: u32 = 512;
 const MAX_OPS: usize = 1000;
 
 /// Where a started timer's deadline lies.
