@@ -17,6 +17,9 @@
 //!
 //! `cargo run --release -p timerbench-impls --example head_to_head [-- N]`
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -26,18 +29,22 @@ use timerbench_impls::{Implementation, QueueVisitor, Tick, TimerQueue};
 const RUNS: usize = 3;
 const MEAN_DELAY: f64 = 1_000.0;
 
-struct XorShift(u64);
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+/// Exponentially distributed delays of mean `MEAN_DELAY`, at least one tick.
+struct Delays {
+    random: SmallRng,
+    exponential: Exp<f64>,
+}
+
+impl Delays {
+    fn new(seed: u64) -> Self {
+        Delays {
+            random: SmallRng::seed_from_u64(seed),
+            exponential: Exp::new(1.0 / MEAN_DELAY).expect("a positive rate"),
+        }
     }
-    /// An exponentially distributed delay of mean `MEAN_DELAY`, at least 1 tick.
-    fn exponential_delay(&mut self) -> u64 {
-        let uniform = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        (-(1.0 - uniform).ln() * MEAN_DELAY) as u64 + 1
+
+    fn next(&mut self) -> u64 {
+        self.exponential.sample(&mut self.random) as u64 + 1
     }
 }
 
@@ -86,12 +93,12 @@ struct Outcome {
 
 fn hold<Q: TimerQueue<u64>>(timers: u64) -> Outcome {
     let mut queue = Q::with_capacity(timers as usize);
-    let mut random = XorShift(0x5eed);
+    let mut delays = Delays::new(0x5eed);
     let mut verifier = Verifier::default();
     let mut restarts = Vec::new();
     let started = Instant::now();
     for value in 0..timers {
-        queue.start(random.exponential_delay(), value);
+        queue.start(delays.next(), value);
     }
     let mut operations = timers;
     let mut next_value = timers;
@@ -107,7 +114,7 @@ fn hold<Q: TimerQueue<u64>>(timers: u64) -> Outcome {
         verifier.end_advance(to);
         operations += 1;
         for _ in restarts.drain(..) {
-            queue.start(to + random.exponential_delay(), next_value);
+            queue.start(to + delays.next(), next_value);
             next_value += 1;
             operations += 1;
         }
@@ -131,15 +138,15 @@ fn hold<Q: TimerQueue<u64>>(timers: u64) -> Outcome {
 
 fn start_stop<Q: TimerQueue<u64>>(timers: u64) -> Outcome {
     let mut queue = Q::with_capacity(timers as usize + 1);
-    let mut random = XorShift(0xcafe);
+    let mut random = SmallRng::seed_from_u64(0xcafe);
     let mut error = None;
     let started = Instant::now();
     for value in 0..timers {
-        queue.start((1 << 30) | (random.next() % (1 << 30)), value);
+        queue.start((1 << 30) | (random.next_u64() % (1 << 30)), value);
     }
     let pairs = 10 * timers;
     for value in 0..pairs {
-        let deadline = queue.now() + 1 + random.next() % 10_000;
+        let deadline = queue.now() + 1 + random.next_u64() % 10_000;
         let id = queue.start(deadline, value);
         if queue.stop(id) != Some(value) && error.is_none() {
             error = Some(format!("stop of the timer just started ({value}) failed"));

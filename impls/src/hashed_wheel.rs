@@ -451,6 +451,8 @@ impl SlotHeap {
 mod tests {
     use super::*;
     use crate::reference::ReferenceQueue;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, RngExt, SeedableRng};
     use std::collections::HashMap;
 
     /// Checks every documented invariant by brute force.
@@ -772,48 +774,33 @@ mod tests {
         wheel.advance(9, |_, _, _| {});
     }
 
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
-    fn delay(rng: &mut XorShift, now: Tick) -> Tick {
-        match rng.below(14) {
+    fn delay(rng: &mut SmallRng, now: Tick) -> Tick {
+        match rng.random_range(0..14) {
             0 => 0,
-            1..=4 => 1 + rng.below(100),
-            5 => 63 + rng.below(3),
-            6 => 4095 + rng.below(3),
-            7 => (1 << 36) - 1 + rng.below(3),
+            1..=4 => 1 + rng.random_range(0..100),
+            5 => 63 + rng.random_range(0..3),
+            6 => 4095 + rng.random_range(0..3),
+            7 => (1 << 36) - 1 + rng.random_range(0..3),
             8 => 1 << 40,
-            9 => rng.next(),
+            9 => rng.next_u64(),
             10 => u64::MAX - now,
-            11 => rng.below(20),
-            _ => 1 + rng.below(10_000),
+            11 => rng.random_range(0..20),
+            _ => 1 + rng.random_range(0..10_000),
         }
     }
 
     /// How far one `advance` moves the clock: mostly a few ticks, sometimes a wheel
     /// rotation or more, rarely a huge jump or all the way to the end of time (after which
     /// every later timer is due at once, so that is kept rare).
-    fn step(rng: &mut XorShift, now: Tick) -> Tick {
-        match rng.below(400) {
+    fn step(rng: &mut SmallRng, now: Tick) -> Tick {
+        match rng.random_range(0..400) {
             0 => u64::MAX - now,
             1..=4 => 1 << 40,
-            5..=14 => rng.below(1 << 37),
-            15..=80 => rng.below(5000),
+            5..=14 => rng.random_range(0..1 << 37),
+            15..=80 => rng.random_range(0..5000),
             81..=120 => 0,
-            121..=260 => 1 + rng.below(8),
-            _ => 1 + rng.below(200),
+            121..=260 => 1 + rng.random_range(0..8),
+            _ => 1 + rng.random_range(0..200),
         }
     }
 
@@ -822,7 +809,7 @@ mod tests {
     /// are compared by value, not by handle. Returns how many stops hit a pending timer and
     /// how many timers fired, so the caller can check the mix did something.
     fn differential(bits: u32, seed: u64, rounds: usize, ops: usize) -> (usize, usize) {
-        let mut rng = XorShift(seed);
+        let mut rng = SmallRng::seed_from_u64(seed);
         let (mut stopped, mut fired) = (0, 0);
         for _ in 0..rounds {
             let mut wheel = HashedWheel::<u64>::with_slot_bits(bits);
@@ -832,10 +819,10 @@ mod tests {
             let mut next_value = 0u64;
             for _ in 0..ops {
                 let now = wheel.now();
-                match rng.below(10) {
+                match rng.random_range(0..10) {
                     0..=4 => {
-                        let deadline = if rng.below(8) == 0 {
-                            now - rng.below(now.min(50) + 1) // past due
+                        let deadline = if rng.random_range(0..8) == 0 {
+                            now - rng.random_range(0..now.min(50) + 1) // past due
                         } else {
                             now.saturating_add(delay(&mut rng, now))
                         };
@@ -848,10 +835,10 @@ mod tests {
                     5..=7 if !handles.is_empty() => {
                         // Mostly recent handles, which are more likely still pending.
                         let len = handles.len() as u64;
-                        let pick = if rng.below(4) == 0 {
-                            rng.below(len)
+                        let pick = if rng.random_range(0..4) == 0 {
+                            rng.random_range(0..len)
                         } else {
-                            len - 1 - rng.below(len.min(32))
+                            len - 1 - rng.random_range(0..len.min(32))
                         };
                         let (ours, theirs) = handles[pick as usize];
                         let result = wheel.stop(ours);
@@ -877,10 +864,10 @@ mod tests {
                 assert_eq!(wheel.len(), model.len());
                 // Not after every operation: `next_deadline` re-keys inexact slots, and
                 // `advance` must also meet them.
-                if rng.below(4) == 0 {
+                if rng.random_range(0..4) == 0 {
                     assert_eq!(wheel.next_deadline(), model.next_deadline());
                 }
-                if bits <= 3 || rng.below(16) == 0 {
+                if bits <= 3 || rng.random_range(0..16) == 0 {
                     check_invariants(&wheel);
                 }
             }

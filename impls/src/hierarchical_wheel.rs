@@ -467,6 +467,8 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
 mod tests {
     use super::*;
     use crate::reference::ReferenceQueue;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     type Wheel = HierarchicalWheel<u64>;
 
@@ -679,11 +681,11 @@ mod tests {
     fn past_due_timers_fire_sorted_and_first() {
         let mut wheel = Wheel::new();
         fire(&mut wheel, 1000);
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut seed = SmallRng::seed_from_u64(0x9E37_79B9_7F4A_7C15);
         let mut expected = Vec::new();
         let mut handles = Vec::new();
         for value in 0..1000 {
-            let deadline = xorshift(&mut seed) % 1001;
+            let deadline = seed.next_u64() % 1001;
             handles.push(wheel.start(deadline, value));
             expected.push(deadline);
         }
@@ -738,29 +740,22 @@ mod tests {
         }
     }
 
-    fn xorshift(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
-    }
-
     /// A delay drawn from the shapes that stress a wheel: zero, short, level boundaries,
     /// long, and "to the end of time".
-    fn delay(seed: &mut u64, now: Tick) -> Tick {
-        let r = xorshift(seed);
+    fn delay(seed: &mut SmallRng, now: Tick) -> Tick {
+        let r = seed.next_u64();
         let room = u64::MAX - now;
         let pick = match r % 12 {
             0 => 0,
-            1..=3 => xorshift(seed) % 100,
+            1..=3 => seed.next_u64() % 100,
             4 => [63, 64, 65][(r >> 8) as usize % 3],
             5 => [4095, 4096, 4097][(r >> 8) as usize % 3],
             6 => [(1 << 36) - 1, 1 << 36, (1 << 36) + 1][(r >> 8) as usize % 3],
             7 => 1 << 40,
-            8 => xorshift(seed) >> (xorshift(seed) % 64),
+            8 => seed.next_u64() >> (seed.next_u64() % 64),
             9 => room,
-            10 => xorshift(seed) % 5000,
-            _ => xorshift(seed) % (1 << 20),
+            10 => seed.next_u64() % 5000,
+            _ => seed.next_u64() % (1 << 20),
         };
         pick.min(room)
     }
@@ -768,18 +763,18 @@ mod tests {
     /// How far a random advance goes: mostly short steps, so that the clock crawls through
     /// slots and cascades, with rare long jumps (and a very rare jump to the end of time,
     /// after which everything is past due).
-    fn advance_step(seed: &mut u64, now: Tick) -> Tick {
-        let r = xorshift(seed);
+    fn advance_step(seed: &mut SmallRng, now: Tick) -> Tick {
+        let r = seed.next_u64();
         let room = u64::MAX - now;
         let pick = match r % 64 {
-            0..=29 => xorshift(seed) % 70,
-            30..=44 => xorshift(seed) % 5000,
-            45..=54 => xorshift(seed) % (1 << 24),
+            0..=29 => seed.next_u64() % 70,
+            30..=44 => seed.next_u64() % 5000,
+            45..=54 => seed.next_u64() % (1 << 24),
             55..=58 => [63, 64, 65, 4095, 4096, 4097][(r >> 8) as usize % 6],
-            59..=61 => (1 << 36) - 1 + xorshift(seed) % 3,
+            59..=61 => (1 << 36) - 1 + seed.next_u64() % 3,
             62 => 1 << 40,
             _ if r % 4096 == 63 => room,
-            _ => xorshift(seed) >> (20 + xorshift(seed) % 44),
+            _ => seed.next_u64() >> (20 + seed.next_u64() % 44),
         };
         pick.min(room)
     }
@@ -787,19 +782,19 @@ mod tests {
     #[test]
     fn matches_the_reference_model() {
         for seed_start in [1u64, 0xDEAD_BEEF, 42, 7_777_777, 5, 99] {
-            let mut seed = seed_start;
+            let mut seed = SmallRng::seed_from_u64(seed_start);
             let mut wheel = Wheel::new();
             let mut model = ReferenceQueue::<u64>::new();
             let mut handles = Vec::new();
             let mut next_value = 0u64;
             for _ in 0..6000 {
                 let now = wheel.now();
-                match xorshift(&mut seed) % 10 {
+                match seed.next_u64() % 10 {
                     0..=4 => {
                         // Past deadlines too: from 0 up to now.
-                        let deadline = if xorshift(&mut seed).is_multiple_of(8) {
+                        let deadline = if seed.next_u64().is_multiple_of(8) {
                             now.checked_add(1)
-                                .map_or(xorshift(&mut seed), |span| xorshift(&mut seed) % span)
+                                .map_or(seed.next_u64(), |span| seed.next_u64() % span)
                         } else {
                             now + delay(&mut seed, now)
                         };
@@ -809,7 +804,7 @@ mod tests {
                         next_value += 1;
                     }
                     5 | 6 if !handles.is_empty() => {
-                        let pick = (xorshift(&mut seed) % handles.len() as u64) as usize;
+                        let pick = (seed.next_u64() % handles.len() as u64) as usize;
                         let (ours, theirs) = handles[pick];
                         assert_eq!(wheel.stop(ours), model.stop(theirs));
                     }

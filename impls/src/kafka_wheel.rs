@@ -541,6 +541,8 @@ impl<V> TimerQueue<V> for KafkaWheel<V> {
 mod tests {
     use super::*;
     use crate::reference::ReferenceQueue;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, RngExt, SeedableRng};
     use std::collections::HashMap;
 
     #[test]
@@ -817,35 +819,19 @@ mod tests {
         queue.advance(20_000_000, |_, _, _| panic!("nothing is pending"));
     }
 
-    /// A fixed-seed xorshift.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     /// A delay from the mix of the brief: short, at level boundaries, 2^36 and 2^40, and
     /// (for timers, not for clock moves, which would pin the clock at the top) anything.
-    fn random_delay(rng: &mut Rng, anything: bool) -> u64 {
-        match rng.below(if anything { 12 } else { 11 }) {
+    fn random_delay(rng: &mut SmallRng, anything: bool) -> u64 {
+        match rng.random_range(0..if anything { 12 } else { 11 }) {
             0 => 0,
-            1..=4 => 1 + rng.below(100),
-            5 => 19 + rng.below(3),
-            6 => 63 + rng.below(3),
-            7 => 399 + rng.below(3),
-            8 => 4095 + rng.below(2),
-            9 => (1 << 36) - 1 + rng.below(3),
+            1..=4 => 1 + rng.random_range(0..100),
+            5 => 19 + rng.random_range(0..3),
+            6 => 63 + rng.random_range(0..3),
+            7 => 399 + rng.random_range(0..3),
+            8 => 4095 + rng.random_range(0..2),
+            9 => (1 << 36) - 1 + rng.random_range(0..3),
             10 => 1 << 40,
-            _ => rng.next(),
+            _ => rng.next_u64(),
         }
     }
 
@@ -870,7 +856,7 @@ mod tests {
     /// Runs random operations on a wheel of `size` and on the reference model, comparing
     /// every observable result.
     fn compare_with_reference(size: u32, seed: u64, operations: usize, start_clock: Tick) {
-        let mut rng = Rng(seed);
+        let mut rng = SmallRng::seed_from_u64(seed);
         let mut wheel = KafkaWheel::<u64>::with_wheel_size(size);
         let mut model = ReferenceQueue::<u64>::new();
         advance_both(&mut wheel, &mut model, start_clock);
@@ -881,13 +867,13 @@ mod tests {
         let steps = wheel.next_deadline_steps();
 
         for _ in 0..operations {
-            match rng.below(10) {
+            match rng.random_range(0..10) {
                 0..=4 => {
                     let now = wheel.now();
-                    let deadline = if rng.below(8) == 0 {
-                        now.saturating_sub(rng.below(300))
-                    } else if rng.below(30) == 0 {
-                        u64::MAX - rng.below(3)
+                    let deadline = if rng.random_range(0..8) == 0 {
+                        now.saturating_sub(rng.random_range(0..300))
+                    } else if rng.random_range(0..30) == 0 {
+                        u64::MAX - rng.random_range(0..3)
                     } else {
                         now.saturating_add(random_delay(&mut rng, true))
                     };
@@ -899,7 +885,8 @@ mod tests {
                     by_value.insert(value, ours);
                 }
                 5 | 6 if !handles.is_empty() => {
-                    let (ours, theirs) = handles[rng.below(handles.len() as u64) as usize];
+                    let (ours, theirs) =
+                        handles[rng.random_range(0..handles.len() as u64) as usize];
                     assert_eq!(wheel.stop(ours), model.stop(theirs));
                 }
                 7 => {

@@ -391,6 +391,8 @@ impl<V> TimerQueue<V> for SkipListTimers<V> {
 mod tests {
     use super::*;
     use crate::reference::ReferenceQueue;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, RngExt, SeedableRng};
     use std::collections::HashMap;
 
     impl<V> SkipListTimers<V> {
@@ -454,21 +456,6 @@ mod tests {
         }
     }
 
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, bound: u64) -> u64 {
-            self.next() % bound
-        }
-    }
-
     fn fire_all<V>(queue: &mut SkipListTimers<V>, to: Tick) -> Vec<(TimerId, V, Tick)> {
         let mut fired = Vec::new();
         queue.advance(to, |id, value, deadline| fired.push((id, value, deadline)));
@@ -517,10 +504,10 @@ mod tests {
     #[test]
     fn equal_deadlines_fire_in_order_and_stop_exactly() {
         let mut queue = SkipListTimers::new();
-        let mut rng = Rng(7);
+        let mut rng = SmallRng::seed_from_u64(7);
         let mut ids = Vec::new();
         for i in 0..2000u64 {
-            let deadline = [3, 5, 5, 5, 5, 8][rng.below(6) as usize];
+            let deadline = [3, 5, 5, 5, 5, 8][rng.random_range(0..6) as usize];
             ids.push((queue.start(deadline, i), deadline, i));
         }
         queue.check_invariants();
@@ -622,15 +609,15 @@ mod tests {
     fn towers_are_reused_over_a_million_start_stop_pairs() {
         const PENDING: usize = 1000;
         let mut queue = SkipListTimers::with_capacity(PENDING);
-        let mut rng = Rng(42);
+        let mut rng = SmallRng::seed_from_u64(42);
         let mut live: Vec<TimerId> = (0..PENDING)
-            .map(|i| queue.start(rng.below(1 << 20), i as u64))
+            .map(|i| queue.start(rng.random_range(0..1 << 20), i as u64))
             .collect();
         let arena_bytes = queue.nodes.allocated_bytes();
         for round in 0..1_000_000u64 {
-            let victim = rng.below(PENDING as u64) as usize;
+            let victim = rng.random_range(0..PENDING as u64) as usize;
             assert!(queue.stop(live[victim]).is_some());
-            live[victim] = queue.start(rng.below(1 << 20), round);
+            live[victim] = queue.start(rng.random_range(0..1 << 20), round);
             if round % 250_000 == 0 {
                 queue.check_invariants();
             }
@@ -714,20 +701,20 @@ mod tests {
     }
 
     /// A delay drawn from the edge cases of every structure in the crate.
-    fn delay(rng: &mut Rng, now: Tick) -> Tick {
+    fn delay(rng: &mut SmallRng, now: Tick) -> Tick {
         let room = u64::MAX - now;
-        let delay = match rng.below(12) {
+        let delay = match rng.random_range(0..12) {
             0 => 0,
-            1 => 1 + rng.below(100),
-            2 => 63 + rng.below(3),
-            3 => 4095 + rng.below(2),
-            4 => (1 << 36) - 1 + rng.below(3),
+            1 => 1 + rng.random_range(0..100),
+            2 => 63 + rng.random_range(0..3),
+            3 => 4095 + rng.random_range(0..2),
+            4 => (1 << 36) - 1 + rng.random_range(0..3),
             5 => 1 << 40,
-            6 if rng.below(4) == 0 => rng.next(),
-            7 if rng.below(4) == 0 => room,
-            8 if rng.below(4) == 0 => room.saturating_sub(rng.below(3)),
-            6..=8 => rng.below(1 << 20),
-            _ => rng.below(300),
+            6 if rng.random_range(0..4) == 0 => rng.next_u64(),
+            7 if rng.random_range(0..4) == 0 => room,
+            8 if rng.random_range(0..4) == 0 => room.saturating_sub(rng.random_range(0..3)),
+            6..=8 => rng.random_range(0..1 << 20),
+            _ => rng.random_range(0..300),
         };
         delay.min(room)
     }
@@ -735,7 +722,7 @@ mod tests {
     #[test]
     fn matches_the_reference_model() {
         for seed in 1..=8u64 {
-            let mut rng = Rng(seed * 0x1234_5678_9ABC_DEF1);
+            let mut rng = SmallRng::seed_from_u64(seed * 0x1234_5678_9ABC_DEF1);
             let mut queue = SkipListTimers::<u64>::new();
             let mut model = ReferenceQueue::<u64>::new();
             // Our handle -> the model's handle, for every timer ever started.
@@ -743,15 +730,15 @@ mod tests {
             let mut handles: Vec<TimerId> = Vec::new();
             for step in 0..6000u64 {
                 let now = queue.now();
-                let mut op = rng.below(10);
+                let mut op = rng.random_range(0..10);
                 // Even seeds advance rarely, so that their lists grow to thousands.
-                if seed % 2 == 0 && op >= 8 && rng.below(8) != 0 {
+                if seed % 2 == 0 && op >= 8 && rng.random_range(0..8) != 0 {
                     op = 0;
                 }
                 match op {
                     0..=5 => {
-                        let deadline = if rng.below(8) == 0 {
-                            rng.below(now.saturating_add(1))
+                        let deadline = if rng.random_range(0..8) == 0 {
+                            rng.random_range(0..now.saturating_add(1))
                         } else {
                             now + delay(&mut rng, now)
                         };
@@ -760,22 +747,22 @@ mod tests {
                         handles.push(ours);
                     }
                     6..=7 if !handles.is_empty() => {
-                        let ours = handles[rng.below(handles.len() as u64) as usize];
+                        let ours = handles[rng.random_range(0..handles.len() as u64) as usize];
                         assert_eq!(queue.stop(ours), model.stop(to_model[&ours]));
                     }
                     _ => {
                         // Mostly short steps, so that the clock rarely reaches the end of
                         // time early in a run.
-                        let to = match rng.below(64) {
+                        let to = match rng.random_range(0..64) {
                             0..=3 => now,
-                            4..=29 => now.saturating_add(rng.below(200)),
+                            4..=29 => now.saturating_add(rng.random_range(0..200)),
                             30..=49 => queue.next_deadline().unwrap_or(now).max(now),
-                            50..=59 => now.saturating_add(rng.below(5000)),
+                            50..=59 => now.saturating_add(rng.random_range(0..5000)),
                             60 => now.saturating_add(1 << 36),
                             61 => now.saturating_add(1 << 40),
-                            62 => now.saturating_add(rng.below(1 << 50)),
-                            _ if rng.below(20) == 0 => u64::MAX,
-                            _ => now.saturating_add(rng.below(1 << 20)),
+                            62 => now.saturating_add(rng.random_range(0..1 << 50)),
+                            _ if rng.random_range(0..20) == 0 => u64::MAX,
+                            _ => now.saturating_add(rng.random_range(0..1 << 20)),
                         };
                         let mut ours = Vec::new();
                         queue.advance(to, |id, value, deadline| {

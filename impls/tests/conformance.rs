@@ -6,6 +6,8 @@
 //! `<implementation>::<check>`, e.g. `hierarchical_wheel::huge_advance_does_not_step_tick_by_tick`;
 //! `cargo test -p timerbench-impls --test conformance kafka_wheel` runs one implementation.
 
+#[path = "support/boundaries.rs"]
+mod boundaries;
 #[path = "support/counting_allocator.rs"]
 mod counting_allocator;
 
@@ -69,7 +71,10 @@ for_each_implementation!(conformance_suite);
 /// The checks, each generic over the implementation. Each takes the implementation's
 /// registry name for its messages.
 mod suite {
+    use crate::boundaries::BOUNDARY_DELAYS;
     use crate::counting_allocator::live_bytes;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
     use timerbench_impls::{Tick, TimerId, TimerQueue};
 
     /// One firing as the callback saw it.
@@ -115,54 +120,14 @@ mod suite {
         fired.iter().map(|f| f.value).collect()
     }
 
-    /// A small deterministic generator, so the suite needs no seed plumbing.
-    struct XorShift(u64);
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
+    /// The shared boundary delays, and a few far ones that only a conformance check, which
+    /// never moves the clock by them, can afford.
+    pub fn boundary_delays() -> impl Iterator<Item = u64> {
+        BOUNDARY_DELAYS
+            .iter()
+            .copied()
+            .chain([(1 << 48) + 5, 1 << 60, 1 << 62])
     }
-
-    /// Delays around the slot and level boundaries of 64-slot wheels (tokio, Linux), of
-    /// 20-slot wheels (Kafka) and of the default hashed wheel (4096 slots).
-    pub const BOUNDARY_DELAYS: &[u64] = &[
-        1,
-        2,
-        19,
-        20,
-        21,
-        62,
-        63,
-        64,
-        65,
-        127,
-        128,
-        399,
-        400,
-        401,
-        4095,
-        4096,
-        4097,
-        8191,
-        8192,
-        (1 << 18) - 1,
-        1 << 18,
-        (1 << 18) + 1,
-        (1 << 24) - 1,
-        1 << 24,
-        (1 << 24) + 1,
-        1 << 30,
-        (1 << 36) - 1,
-        1 << 36,
-        (1 << 36) + 1,
-        1 << 40,
-        (1 << 48) + 5,
-        1 << 60,
-        1 << 62,
-    ];
 
     /// Clocks to start from: aligned, unaligned, just below level boundaries.
     const BASE_CLOCKS: &[u64] = &[0, 1, 63, 4093, (1 << 36) - 3, (1 << 50) + 12345];
@@ -206,15 +171,15 @@ mod suite {
 
     pub fn fires_in_deadline_order_within_one_advance<Q: TimerQueue<u64>>(name: &str) {
         let mut queue = Q::new();
-        let mut random = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut random = SmallRng::seed_from_u64(0x9e37_79b9_7f4a_7c15);
         let mut expected = Vec::new();
         for value in 0..20_000u64 {
             // Spread over several wheel levels, with many ties.
             let deadline = match value % 4 {
-                0 => random.next() % 64,
-                1 => random.next() % 5_000,
-                2 => random.next() % 300_000,
-                _ => (random.next() % 1_000) * 1_000,
+                0 => random.next_u64() % 64,
+                1 => random.next_u64() % 5_000,
+                2 => random.next_u64() % 300_000,
+                _ => (random.next_u64() % 1_000) * 1_000,
             };
             queue.start(deadline, value);
             expected.push((deadline, value));
@@ -233,7 +198,7 @@ mod suite {
     pub fn fires_exactly_at_the_deadline_around_boundaries<Q: TimerQueue<u64>>(name: &str) {
         for &base in BASE_CLOCKS {
             // One timer at a time: silent until the tick before, fires on its tick.
-            for &delay in BOUNDARY_DELAYS {
+            for delay in boundary_delays() {
                 let mut queue = Q::new();
                 advance(&mut queue, base, name);
                 let deadline = base + delay;
@@ -256,10 +221,10 @@ mod suite {
             // All at once, the clock walking from deadline to deadline in mixed steps.
             let mut queue = Q::new();
             advance(&mut queue, base, name);
-            for &delay in BOUNDARY_DELAYS {
+            for delay in boundary_delays() {
                 queue.start(base + delay, delay);
             }
-            for &delay in BOUNDARY_DELAYS {
+            for delay in boundary_delays() {
                 let deadline = base + delay;
                 if deadline - 1 > queue.now() {
                     assert!(
@@ -480,16 +445,18 @@ mod suite {
         assert_eq!(queue.next_deadline(), None, "{name}");
         let steps = queue.next_deadline_steps();
         assert!(steps >= 1, "{name}");
-        let mut random = XorShift(12345);
+        let mut random = SmallRng::seed_from_u64(12345);
         let mut pending: Vec<(TimerId, u64)> = Vec::new();
         for round in 0..400 {
             // Keep a mix of near, boundary and far timers pending; stop some, often the
             // earliest, so that a structure's bookkeeping goes stale.
             for _ in 0..3 {
-                let delay = match random.next() % 3 {
-                    0 => random.next() % 100,
-                    1 => BOUNDARY_DELAYS[(random.next() % BOUNDARY_DELAYS.len() as u64) as usize],
-                    _ => random.next() % (1 << 30),
+                let delay = match random.next_u64() % 3 {
+                    0 => random.next_u64() % 100,
+                    1 => {
+                        BOUNDARY_DELAYS[(random.next_u64() % BOUNDARY_DELAYS.len() as u64) as usize]
+                    }
+                    _ => random.next_u64() % (1 << 30),
                 };
                 let deadline = queue.now() + delay;
                 pending.push((queue.start(deadline, deadline), deadline));
@@ -557,13 +524,13 @@ mod suite {
 
     pub fn memory_stops_growing_under_start_stop_pairs<Q: TimerQueue<u64>>(name: &str) {
         let mut queue = Q::new();
-        let mut random = XorShift(77);
+        let mut random = SmallRng::seed_from_u64(77);
         for value in 0..1_000 {
-            queue.start(1_000_000 + random.next() % 1_000_000, value);
+            queue.start(1_000_000 + random.next_u64() % 1_000_000, value);
         }
-        let churn = |queue: &mut Q, random: &mut XorShift, pairs: u64| {
+        let churn = |queue: &mut Q, random: &mut SmallRng, pairs: u64| {
             for value in 0..pairs {
-                let deadline = queue.now() + 1 + random.next() % 5_000;
+                let deadline = queue.now() + 1 + random.next_u64() % 5_000;
                 let id = queue.start(deadline, value);
                 assert_eq!(queue.stop(id), Some(value));
             }
@@ -591,9 +558,9 @@ mod suite {
 
         let start = live_bytes();
         let mut queue = Q::with_capacity(COUNT);
-        let mut random = XorShift(99);
+        let mut random = SmallRng::seed_from_u64(99);
         for value in 0..COUNT as u64 {
-            queue.start(random.next() % (1 << 32), value);
+            queue.start(random.next_u64() % (1 << 32), value);
         }
         let per_timer = (live_bytes() - start - empty_bytes) as f64 / COUNT as f64;
         eprintln!("{name}: {per_timer:.2} bytes per pending timer (measured, {COUNT} timers)");

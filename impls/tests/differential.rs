@@ -10,6 +10,10 @@
 //! earliest timer within the implementation's declared number of rounds. A failure
 //! shrinks to a minimal sequence. `PROPTEST_CASES=N` overrides the number of sequences.
 
+#[path = "support/boundaries.rs"]
+mod boundaries;
+
+use boundaries::BOUNDARY_DELAYS;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use timerbench_impls::reference::ReferenceQueue;
@@ -45,40 +49,11 @@ enum Op {
     Sleep,
 }
 
-/// Delays that matter to some structure: slot and level edges of 64-slot wheels, of
-/// Kafka's 20-slot wheels and of a 4096-slot hashed wheel.
-const BOUNDARIES: &[u64] = &[
-    19,
-    20,
-    21,
-    63,
-    64,
-    65,
-    399,
-    400,
-    401,
-    4095,
-    4096,
-    4097,
-    8000,
-    (1 << 12) + 63,
-    (1 << 18) - 1,
-    1 << 18,
-    (1 << 18) + 1,
-    (1 << 24) - 1,
-    1 << 24,
-    (1 << 30) + 1,
-    (1 << 36) - 1,
-    1 << 36,
-    (1 << 36) + 1,
-    1 << 40,
-];
-
 fn delay() -> impl Strategy<Value = u64> {
     prop_oneof![
         3 => Just(0u64),
         10 => 1u64..100,
-        6 => proptest::sample::select(BOUNDARIES),
+        6 => proptest::sample::select(BOUNDARY_DELAYS),
         4 => 100u64..100_000,
         2 => 100_000u64..(1 << 40),
         1 => (1u64 << 40)..(1 << 63),
@@ -112,7 +87,7 @@ fn op() -> impl Strategy<Value = Op> {
         5 => (pick(), deadline()).prop_map(|(n, d)| Op::Restart(n, d)),
         10 => prop_oneof![
             6 => 1u64..70,
-            3 => proptest::sample::select(BOUNDARIES),
+            3 => proptest::sample::select(BOUNDARY_DELAYS),
             2 => 70u64..20_000,
             // Rare and bounded, so that the clock stays far from the end of time for most
             // of a sequence; the final drain and `Deadline::At` cover the end of time.
