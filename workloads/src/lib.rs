@@ -1,0 +1,24 @@
+//! Timer workloads: the v1 trace format (`shared/spec/workload-format.md`), the reference
+//! model that defines a workload's outcome, the standard families that generate workloads,
+//! and a replay that drives any [`TimerQueue`](timerbench_impls::TimerQueue) through a
+//! workload and verifies its firings against the model.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod families;
+pub mod metadata;
+pub mod op;
+pub mod reference;
+
+pub use metadata::Metadata;
+pub use op::{Op, TimerKey};
+
+/// A workload in memory: its metadata and its operations, as the file has them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workload {
+    /// The `@KEY VALUE` lines.
+    pub metadata: Metadata,
+    /// The operation lines, in order.
+    pub ops: Vec<Op>,
+}

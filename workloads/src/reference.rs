@@ -1,0 +1,249 @@
+//! The reference model: what replaying a workload must produce.
+//!
+//! It is the format's semantics written plainly: a map from timer key to deadline for the
+//! pending timers, and an ordered set of `(deadline, key)` that gives the next to fire.
+//! Every exact implementation must reproduce its expiry log; the loader also runs it to
+//! reject what the format calls malformed but can only see by running the file (`s` of a
+//! pending timer, a deadline at or past 2^63).
+//!
+//! The expiry log has one line per fired timer, `NOW ID DEADLINE`, where `NOW` is the clock
+//! at the end of the operation that fired it; sorted by `(NOW, DEADLINE, ID)`. The model
+//! fires in exactly that order, so it digests the log as it goes: the digest is the SHA-256
+//! of the log's text, so `sha256sum` of a written expiry log prints the same value.
+
+use crate::op::{Op, TimerKey};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// Deadlines and clocks stay below this bound (the format's rule).
+pub const CLOCK_LIMIT: u64 = 1 << 63;
+
+/// One line of the expiry log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Expiry {
+    /// The clock at the end of the operation that fired the timer.
+    pub now: u64,
+    /// The timer's deadline.
+    pub deadline: u64,
+    /// The timer.
+    pub id: TimerKey,
+}
+
+impl std::fmt::Display for Expiry {
+    /// The log line, `NOW ID DEADLINE`, without the newline.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} {}", self.now, self.id, self.deadline)
+    }
+}
+
+/// What a replay produced. Every start (including a restart's) is counted in `started`, and
+/// every stop that found a pending timer (including a restart's) in `stopped`, so
+/// `started == fired + stopped + pending`. `misses` counts `x` of a timer that was not
+/// pending; a restart of such a timer is not a miss.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    /// Operation lines replayed.
+    pub operations: u64,
+    /// Timers started.
+    pub started: u64,
+    /// Timers fired.
+    pub fired: u64,
+    /// Pending timers stopped.
+    pub stopped: u64,
+    /// `x` of a timer that was not pending.
+    pub misses: u64,
+    /// Timers still pending at the end.
+    pub pending: u64,
+    /// The clock at the end.
+    pub final_clock: u64,
+    /// SHA-256 of the sorted expiry log, in lowercase hex.
+    pub digest: String,
+}
+
+/// Why an operation cannot run: the semantic half of "malformed".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SemanticError {
+    /// `s` of a timer that is pending.
+    #[error(
+        "timer {id} is already pending (started at deadline {deadline}); use `r` to restart it"
+    )]
+    StartOfPending {
+        /// The timer.
+        id: TimerKey,
+        /// Its pending deadline.
+        deadline: u64,
+    },
+    /// A deadline or clock that would reach 2^63.
+    #[error("now ({now}) + {amount} reaches 2^63; deadlines and the clock must stay below 2^63")]
+    PastLimit {
+        /// The clock.
+        now: u64,
+        /// The delay or tick count.
+        amount: u64,
+    },
+}
+
+/// Counts and the running digest of a replay's expiry log; shared by the model and by
+/// replays of real implementations, so that both summarise the same way.
+#[derive(Clone, Default)]
+pub struct Tally {
+    /// The counts so far; `digest` is filled by [`Tally::finish`].
+    pub summary: Summary,
+    hasher: Sha256,
+    line: String,
+}
+
+impl Tally {
+    /// Adds one fired timer, in log order.
+    pub fn fired(&mut self, expiry: Expiry) {
+        self.summary.fired += 1;
+        self.line.clear();
+        let _ = writeln!(self.line, "{expiry}");
+        self.hasher.update(self.line.as_bytes());
+    }
+
+    /// The summary with the digest, given the pending count and clock at the end.
+    pub fn finish(&self, pending: u64, final_clock: u64) -> Summary {
+        let mut summary = self.summary.clone();
+        summary.pending = pending;
+        summary.final_clock = final_clock;
+        let digest = self.hasher.clone().finalize();
+        summary.digest = digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        });
+        summary
+    }
+}
+
+/// The model. See the module documentation.
+#[derive(Default)]
+pub struct ReferenceModel {
+    now: u64,
+    deadlines: HashMap<TimerKey, u64>,
+    queue: BTreeSet<(u64, TimerKey)>,
+    tally: Tally,
+}
+
+impl ReferenceModel {
+    /// An empty model at clock 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The clock.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// The deadline of `id` if it is pending.
+    pub fn deadline(&self, id: TimerKey) -> Option<u64> {
+        self.deadlines.get(&id).copied()
+    }
+
+    /// Number of pending timers.
+    pub fn pending(&self) -> usize {
+        self.deadlines.len()
+    }
+
+    /// The earliest pending deadline.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.queue.first().map(|&(deadline, _)| deadline)
+    }
+
+    /// The summary so far (pending and clock as they are now).
+    pub fn summary(&self) -> Summary {
+        self.tally.finish(self.deadlines.len() as u64, self.now)
+    }
+
+    /// Runs one operation, calling `on_expiry` for each timer it fires, in log order. On
+    /// error nothing changed.
+    pub fn apply(
+        &mut self,
+        op: Op,
+        mut on_expiry: impl FnMut(Expiry),
+    ) -> Result<(), SemanticError> {
+        match op {
+            Op::Start { id, delay } => {
+                let deadline = self.later(delay)?;
+                if let Some(&deadline) = self.deadlines.get(&id) {
+                    return Err(SemanticError::StartOfPending { id, deadline });
+                }
+                self.start(id, deadline);
+            }
+            Op::Stop { id } => {
+                if self.stop(id) {
+                    self.tally.summary.stopped += 1;
+                } else {
+                    self.tally.summary.misses += 1;
+                }
+            }
+            Op::Restart { id, delay } => {
+                let deadline = self.later(delay)?;
+                if self.stop(id) {
+                    self.tally.summary.stopped += 1;
+                }
+                self.start(id, deadline);
+            }
+            Op::Advance { ticks } | Op::Tick { ticks } => {
+                let to = self.later(ticks)?;
+                self.fire_until(to, &mut on_expiry);
+            }
+            Op::Next => {
+                if let Some(deadline) = self.next_deadline() {
+                    self.fire_until(deadline.max(self.now), &mut on_expiry);
+                }
+            }
+        }
+        self.tally.summary.operations += 1;
+        Ok(())
+    }
+
+    /// `now + amount`, if it stays below the limit.
+    fn later(&self, amount: u64) -> Result<u64, SemanticError> {
+        self.now
+            .checked_add(amount)
+            .filter(|&t| t < CLOCK_LIMIT)
+            .ok_or(SemanticError::PastLimit {
+                now: self.now,
+                amount,
+            })
+    }
+
+    fn start(&mut self, id: TimerKey, deadline: u64) {
+        self.deadlines.insert(id, deadline);
+        self.queue.insert((deadline, id));
+        self.tally.summary.started += 1;
+    }
+
+    /// Removes `id` if pending; whether it was.
+    fn stop(&mut self, id: TimerKey) -> bool {
+        match self.deadlines.remove(&id) {
+            Some(deadline) => {
+                self.queue.remove(&(deadline, id));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fires everything due at `to`, in `(deadline, id)` order, and sets the clock.
+    fn fire_until(&mut self, to: u64, on_expiry: &mut impl FnMut(Expiry)) {
+        while let Some(&(deadline, id)) = self.queue.first() {
+            if deadline > to {
+                break;
+            }
+            self.queue.pop_first();
+            self.deadlines.remove(&id);
+            let expiry = Expiry {
+                now: to,
+                deadline,
+                id,
+            };
+            self.tally.fired(expiry);
+            on_expiry(expiry);
+        }
+        self.now = to;
+    }
+}
