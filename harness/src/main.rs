@@ -1,1 +1,45 @@
-fn main() {}
+//! `timerbench`: replay, generate and (later) measure timer workloads.
+//!
+//! Every failure is one clear message on standard error and a non-zero exit: a malformed
+//! workload names its file and line, a bad flag names the flag.
+
+mod generate;
+mod list;
+mod replay;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// The timer-queue workbench: replay workloads through every implementation and verify
+/// them, generate the standard workload families, list what is available.
+#[derive(Parser)]
+#[command(name = "timerbench", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Replay(replay::Args),
+    #[command(name = "gen")]
+    Generate(generate::Args),
+    List(list::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay(args) => replay::run(&args),
+        Command::Generate(args) => generate::run(&args),
+        Command::List(args) => list::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("timerbench: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -9,10 +9,16 @@
 pub mod families;
 pub mod metadata;
 pub mod op;
+pub mod program;
+pub mod reader;
 pub mod reference;
+pub mod replay;
+pub mod writer;
 
 pub use metadata::Metadata;
 pub use op::{Op, TimerKey};
+pub use program::{Program, compile, load};
+pub use reader::WorkloadError;
 
 /// A workload in memory: its metadata and its operations, as the file has them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

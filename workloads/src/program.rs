@@ -1,0 +1,210 @@
+//! A workload loaded for replay: parsed, checked by running the reference model, and
+//! compiled to dense timer numbers, with the model's expiry log kept as the expected
+//! outcome.
+//!
+//! Workload files name timers by any `u64`. A replay must turn each name into the handle
+//! its queue gave, in the measured loop, so names are numbered `0..timers` in order of first
+//! appearance here, once, and the replay keeps handles in a plain vector indexed by number.
+
+use crate::Workload;
+use crate::metadata::Metadata;
+use crate::op::{Op, TimerKey};
+use crate::reader::{Reader, WorkloadError};
+use crate::reference::{Expiry, ReferenceModel, Summary};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// A timer's dense number in a [`Program`].
+pub type Slot = u32;
+
+/// An operation with its timer renamed to a [`Slot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `s`.
+    Start {
+        /// The timer.
+        slot: Slot,
+        /// Ticks from now.
+        delay: u64,
+    },
+    /// `x`.
+    Stop {
+        /// The timer.
+        slot: Slot,
+    },
+    /// `r`.
+    Restart {
+        /// The timer.
+        slot: Slot,
+        /// Ticks from now.
+        delay: u64,
+    },
+    /// `a`.
+    Advance {
+        /// Ticks.
+        ticks: u64,
+    },
+    /// `t`.
+    Tick {
+        /// Calls of one tick each.
+        ticks: u64,
+    },
+    /// `n`.
+    Next,
+}
+
+/// A workload ready to replay. See the module documentation.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    /// Where it came from, for messages.
+    pub path: PathBuf,
+    /// The `@KEY VALUE` lines.
+    pub metadata: Metadata,
+    /// The operations, timers renamed.
+    pub steps: Vec<Step>,
+    /// The file line of each step.
+    pub lines: Vec<u64>,
+    /// Each slot's name in the file.
+    pub keys: Vec<TimerKey>,
+    /// What the reference model fired, in log order, with slots for names.
+    pub expected: Vec<Firing>,
+    /// The reference model's summary.
+    pub summary: Summary,
+    /// The most timers pending at once.
+    pub peak_pending: u64,
+    /// Bytes read from the file (0 when built in memory).
+    pub bytes: u64,
+}
+
+/// One fired timer, as a replay records it: the clock at the end of the operation that
+/// fired it, its deadline, its slot, and the index of that operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Firing {
+    /// The clock at the end of the firing operation.
+    pub now: u64,
+    /// The timer's deadline.
+    pub deadline: u64,
+    /// The timer.
+    pub slot: Slot,
+    /// Index of the operation in [`Program::steps`].
+    pub step: u32,
+}
+
+/// Builds a program one operation at a time, running the model as it goes.
+struct Compiler {
+    path: PathBuf,
+    model: ReferenceModel,
+    slots: HashMap<TimerKey, Slot>,
+    program: Program,
+}
+
+impl Compiler {
+    fn new(path: &Path, metadata: Metadata) -> Self {
+        Compiler {
+            path: path.to_path_buf(),
+            model: ReferenceModel::new(),
+            slots: HashMap::new(),
+            program: Program {
+                path: path.to_path_buf(),
+                metadata,
+                ..Program::default()
+            },
+        }
+    }
+
+    fn slot(&mut self, key: TimerKey) -> Result<Slot, String> {
+        let next = self.program.keys.len();
+        match self.slots.entry(key) {
+            std::collections::hash_map::Entry::Occupied(entry) => Ok(*entry.get()),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                let slot = Slot::try_from(next)
+                    .ok()
+                    .filter(|&s| s != Slot::MAX)
+                    .ok_or("more than 2^32 - 1 distinct timers in one workload")?;
+                entry.insert(slot);
+                self.program.keys.push(key);
+                Ok(slot)
+            }
+        }
+    }
+
+    fn push(&mut self, line: u64, op: Op) -> Result<(), WorkloadError> {
+        let step_index = u32::try_from(self.program.steps.len())
+            .map_err(|_| WorkloadError::at(&self.path, line, "more than 2^32 operations"))?;
+        let slots = &self.slots;
+        let expected = &mut self.program.expected;
+        self.model
+            .apply(op, |Expiry { now, deadline, id }| {
+                expected.push(Firing {
+                    now,
+                    deadline,
+                    slot: slots[&id],
+                    step: step_index,
+                })
+            })
+            .map_err(|e| WorkloadError::at(&self.path, line, format!("{e}: `{op}`")))?;
+        let step = match op {
+            Op::Start { id, delay } => Step::Start {
+                slot: self
+                    .slot(id)
+                    .map_err(|m| WorkloadError::at(&self.path, line, m))?,
+                delay,
+            },
+            Op::Stop { id } => Step::Stop {
+                slot: self
+                    .slot(id)
+                    .map_err(|m| WorkloadError::at(&self.path, line, m))?,
+            },
+            Op::Restart { id, delay } => Step::Restart {
+                slot: self
+                    .slot(id)
+                    .map_err(|m| WorkloadError::at(&self.path, line, m))?,
+                delay,
+            },
+            Op::Advance { ticks } => Step::Advance { ticks },
+            Op::Tick { ticks } => Step::Tick { ticks },
+            Op::Next => Step::Next,
+        };
+        self.program.steps.push(step);
+        self.program.lines.push(line);
+        self.program.peak_pending = self.program.peak_pending.max(self.model.pending() as u64);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Program {
+        self.program.summary = self.model.summary();
+        self.program
+    }
+}
+
+/// Reads, checks and compiles the workload file at `path`.
+pub fn load(path: &Path) -> Result<Program, WorkloadError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| WorkloadError::file(path, format!("cannot open: {e}")))?;
+    let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut program = load_from(BufReader::with_capacity(1 << 16, file), path)?;
+    program.bytes = bytes;
+    Ok(program)
+}
+
+/// Reads, checks and compiles a workload from `input`; `path` names it in messages.
+pub fn load_from(input: impl BufRead, path: &Path) -> Result<Program, WorkloadError> {
+    let mut reader = Reader::new(input, path)?;
+    let mut compiler = Compiler::new(path, reader.metadata().clone());
+    while let Some((line, op)) = reader.next_op()? {
+        compiler.push(line, op)?;
+    }
+    Ok(compiler.finish())
+}
+
+/// Checks and compiles an in-memory workload (a generated one, say); errors name `path`
+/// and the operation's line as it would be written (header and metadata first).
+pub fn compile(workload: &Workload, path: &Path) -> Result<Program, WorkloadError> {
+    let mut compiler = Compiler::new(path, workload.metadata.clone());
+    let first_line = 2 + workload.metadata.entries().count() as u64;
+    for (index, &op) in workload.ops.iter().enumerate() {
+        compiler.push(first_line + index as u64, op)?;
+    }
+    Ok(compiler.finish())
+}
