@@ -1,0 +1,162 @@
+//! The `timerbench` command as a user meets it: exit codes, messages, files written or not.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use timerbench_impls::IMPLEMENTATIONS;
+use timerbench_workloads::families::FAMILIES;
+
+fn timerbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(args)
+        .output()
+        .expect("the timerbench binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads/examples")
+}
+
+/// Asserts a clean failure: non-zero exit, no panic, and `needle` on standard error.
+fn assert_fails_with(output: &Output, needle: &str) {
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "should fail: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
+}
+
+#[test]
+fn list_names_every_implementation_and_family() {
+    let output = timerbench(&["list"]);
+    assert!(output.status.success());
+    let stdout = text(&output.stdout);
+    for implementation in IMPLEMENTATIONS {
+        assert!(stdout.contains(implementation.name), "{}", implementation.name);
+    }
+    for family in FAMILIES {
+        let info = family.info();
+        assert!(stdout.contains(info.name), "{}", info.name);
+        for param in info.params {
+            assert!(stdout.contains(param.name), "{} {}", info.name, param.name);
+        }
+    }
+}
+
+#[test]
+fn replay_verifies_every_implementation_on_the_examples() {
+    let files: Vec<String> = ["start", "stop", "restart", "advance", "tick", "next"]
+        .iter()
+        .map(|n| examples().join(format!("{n}.tw")).display().to_string())
+        .collect();
+    let mut args = vec!["replay"];
+    args.extend(files.iter().map(String::as_str));
+    let output = timerbench(&args);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    let verified = stdout.lines().filter(|l| l.trim_end().ends_with(" ok")).count();
+    assert_eq!(verified, files.len() * IMPLEMENTATIONS.len(), "{stdout}");
+}
+
+#[test]
+fn a_malformed_workload_is_one_message_with_file_and_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("bad.tw");
+    std::fs::write(&path, "timer-workload v1\n@name bad\ns 1 5\nfrobnicate 3\n").unwrap();
+    let output = timerbench(&["replay", path.to_str().unwrap()]);
+    assert_fails_with(
+        &output,
+        &format!("{}:4: unknown operation `frobnicate`", path.display()),
+    );
+    assert_eq!(text(&output.stderr).lines().count(), 1, "one message");
+}
+
+#[test]
+fn a_missing_file_and_a_bad_flag_are_clear_errors() {
+    assert_fails_with(&timerbench(&["replay", "/no/such.tw"]), "/no/such.tw: cannot open");
+    let tick = examples().join("tick.tw");
+    let tick = tick.to_str().unwrap();
+    assert_fails_with(&timerbench(&["replay", tick, "--impl", "red-black"]), "--impl");
+    assert_fails_with(&timerbench(&["replay", tick, "--frobnicate"]), "--frobnicate");
+    assert_fails_with(
+        &timerbench(&["replay", tick, "--expiries", "/tmp/x"]),
+        "--expiries needs exactly one FILE and one --impl",
+    );
+}
+
+#[test]
+fn the_expiry_log_is_written_only_for_a_verified_replay() {
+    let folder = tempfile::tempdir().unwrap();
+    let log = folder.path().join("expiries.log");
+    let tick = examples().join("tick.tw");
+    let output = timerbench(&[
+        "replay",
+        tick.to_str().unwrap(),
+        "--impl",
+        "hierarchical-wheel",
+        "--expiries",
+        log.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(&log).unwrap();
+    let hand_traced = std::fs::read_to_string(examples().join("tick.expiries")).unwrap();
+    assert_eq!(written, hand_traced);
+
+    let bad = folder.path().join("bad.tw");
+    std::fs::write(&bad, "timer-workload v1\ns 1 5\ns 1 5\n").unwrap();
+    let second = folder.path().join("second.log");
+    let output = timerbench(&[
+        "replay",
+        bad.to_str().unwrap(),
+        "--impl",
+        "btree",
+        "--expiries",
+        second.to_str().unwrap(),
+    ]);
+    assert_fails_with(&output, "bad.tw:3: timer 1 is already pending");
+    assert!(!second.exists(), "no log for a failed replay");
+}
+
+#[test]
+fn gen_refuses_bad_input_and_writes_nothing() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("w.tw");
+    let out = out.to_str().unwrap();
+    assert_fails_with(&timerbench(&["gen", "no-such-family", "-o", out]), "unknown family");
+    assert_fails_with(&timerbench(&["gen", "burst", "--timers", "0", "-o", out]), "--timers");
+    assert_fails_with(&timerbench(&["gen", "burst", "--param", "novalue", "-o", out]), "KEY=VALUE");
+    assert_fails_with(
+        &timerbench(&["gen", "burst", "--param", "frobnicate=1", "-o", out]),
+        "no parameter `frobnicate`",
+    );
+    assert_fails_with(
+        &timerbench(&["gen", "burst", "-o", "/no/such/folder/w.tw"]),
+        "cannot write /no/such/folder/w.tw",
+    );
+    assert!(!Path::new(out).exists());
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_generated_workload_records_its_command_and_replays() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("hold.tw");
+    let out = out.to_str().unwrap();
+    let output = timerbench(&[
+        "gen", "hold", "--timers", "500", "--ops", "2000", "--seed", "7", "--param",
+        "dist=pareto", "-o", out,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let content = std::fs::read_to_string(out).unwrap();
+    assert!(
+        content.contains(
+            "@generator timerbench gen hold --timers 500 --ops 2000 --seed 7 --param dist=pareto"
+        ),
+        "{}",
+        &content[..content.len().min(600)]
+    );
+    let output = timerbench(&["replay", out]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+}
