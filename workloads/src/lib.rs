@@ -13,6 +13,7 @@ pub mod program;
 pub mod reader;
 pub mod reference;
 pub mod replay;
+pub mod suite;
 pub mod writer;
 
 pub use metadata::Metadata;

@@ -75,3 +75,43 @@ fn every_family_is_deterministic_for_a_seed() {
         assert_eq!(first, again, "{name}");
     }
 }
+
+#[test]
+fn the_standard_suite_names_known_families_and_parameters() {
+    use timerbench_workloads::suite::SuiteFile;
+    let suite = SuiteFile::parse(timerbench_workloads::suite::STANDARD).unwrap_or_else(|e| panic!("{e}"));
+    let smoke = suite.cases("smoke").unwrap();
+    let default = suite.cases("default").unwrap();
+    let full = suite.cases("full").unwrap();
+    // Every family appears at every level.
+    for family in FAMILIES {
+        let name = family.info().name;
+        for cases in [&smoke, &default, &full] {
+            assert!(cases.iter().any(|c| c.family == name), "{name} missing");
+        }
+    }
+    // full adds 10M for exactly hold, start-stop, keepalive, burst and cron.
+    let mut ten_million: Vec<&str> = full
+        .iter()
+        .filter(|c| c.spec.timers == 10_000_000)
+        .map(|c| c.family.as_str())
+        .collect();
+    ten_million.sort_unstable();
+    assert_eq!(ten_million, ["burst", "cron", "hold", "keepalive", "start-stop"]);
+    assert!(suite.cases("huge").is_err());
+    // Every smoke case generates.
+    for case in &smoke {
+        generate(&case.family, &case.spec).unwrap_or_else(|e| panic!("{}: {e}", case.workload));
+    }
+}
+
+#[test]
+fn a_suite_with_a_typo_is_refused() {
+    use timerbench_workloads::suite::SuiteFile;
+    let bad_family = "seed = 1\n[sizes]\nsmoke = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hodl\"\n";
+    assert!(SuiteFile::parse(bad_family).unwrap_err().contains("unknown family `hodl`"));
+    let bad_param = "seed = 1\n[sizes]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\nparams = { distt = \"pareto\" }\n";
+    assert!(SuiteFile::parse(bad_param).unwrap_err().contains("no parameter `distt`"));
+    let bad_level = "seed = 1\n[sizes]\nhuge = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\n";
+    assert!(SuiteFile::parse(bad_level).unwrap_err().contains("unknown suite `huge`"));
+}
