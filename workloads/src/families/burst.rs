@@ -15,8 +15,8 @@
 //!
 //! **Sizes.** `--timers` is N. `--ops` is the number of bursts (default 1).
 
-use super::common::{capacity, choice, guard, ops_or, seeded, timers, whole_in, workload};
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::common::{choice, emitter, guard, ops_or, seeded, timers, whole_in, workload};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::seq::SliceRandom;
 
@@ -54,7 +54,7 @@ impl Family for Burst {
         let delay = whole_in(params, "delay", 1, 1 << 50)?;
         let shuffle = choice(params, "order", &["random", "ascending"])? == "random";
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(bursts.saturating_mul(size + 1)));
+        let mut out = emitter(params, bursts.saturating_mul(size + 1))?;
         let mut ids: Vec<u64> = (0..size).collect();
         for _ in 0..bursts {
             let deadline = guard(params, out.now() + delay)?;

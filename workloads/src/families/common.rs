@@ -2,7 +2,7 @@
 //! guard that keeps every deadline far below the format's 2^63 limit, and (for the tests)
 //! a replay through the reference model.
 
-use super::{GenError, GenSpec, Params};
+use super::{Emitter, GenError, GenSpec, Params};
 use crate::Workload;
 use crate::metadata::Metadata;
 use crate::op::Op;
@@ -13,9 +13,12 @@ use rand::rngs::SmallRng;
 /// that adds a little to a deadline can never overflow.
 pub(crate) const CLOCK_GUARD: u64 = 1 << 62;
 
-/// The largest `--timers` a family accepts: timer indices are kept in `u32`-sized tables,
-/// and 2^32 timers would not fit in memory anyway.
-pub(crate) const MAX_TIMERS: u64 = 1 << 32;
+/// The largest `--timers` a family accepts: timer indices are kept as `u32`, and 2^32
+/// timers would not fit in memory anyway.
+pub(crate) const MAX_TIMERS: u64 = u32::MAX as u64;
+
+/// The most operations a workload may have: 2^32 operations take about 100 GB in memory.
+pub(crate) const MAX_OPS: u64 = 1 << 32;
 
 /// The most operations a family reserves room for up front; beyond it the vector grows.
 const MAX_RESERVED_OPS: u64 = 1 << 27;
@@ -46,10 +49,19 @@ pub(crate) fn ops_or(spec: &GenSpec, params: &Params<'_>, default: u64) -> Resul
     }
 }
 
-/// Room for `estimate` operations, capped so that a huge estimate does not reserve
-/// gigabytes that may never be used.
-pub(crate) fn capacity(estimate: u64) -> usize {
-    usize::try_from(estimate.min(MAX_RESERVED_OPS)).unwrap_or(usize::MAX)
+/// An emitter with room for about `estimate` operations, or the error that says the
+/// workload would be too large to hold in memory (more than [`MAX_OPS`]). The reservation
+/// is capped, so that an overestimate does not take gigabytes that are never used.
+pub(crate) fn emitter(params: &Params<'_>, estimate: u64) -> Result<Emitter, GenError> {
+    if estimate > MAX_OPS {
+        return Err(params.invalid(format!(
+            "about {estimate} operations: more than {MAX_OPS} (about 100 GB in memory); \
+             use fewer timers or operations"
+        )));
+    }
+    Ok(Emitter::with_capacity(
+        usize::try_from(estimate.min(MAX_RESERVED_OPS)).unwrap_or(usize::MAX),
+    ))
 }
 
 /// A finite number in `[0, 1]`.

@@ -29,9 +29,9 @@
 //! 1 ms tick near the short end), so counting `n` steps would not bound the workload.
 
 use super::common::{
-    MonotoneQueue, capacity, guard, ops_or, probability, seeded, timers, whole_in, workload,
+    MonotoneQueue, emitter, guard, ops_or, probability, seeded, timers, whole_in, workload,
 };
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
 use rand::rngs::SmallRng;
@@ -106,7 +106,7 @@ impl Family for Cron {
         let periodic_share = probability(params, "periodic")?;
         let delays = LogUniform::new(min, max);
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(size + firings + firings / 2));
+        let mut out = emitter(params, firings.saturating_mul(2).saturating_add(size))?;
 
         // The period of each of the first N IDs (0 for one-shot); later IDs are new jobs.
         let mut periods = Vec::with_capacity(size as usize);
@@ -255,5 +255,12 @@ mod tests {
         ] {
             refuse("cron", &spec(100, None, 1, &[(key, value)]));
         }
+        // 2^12 periods of 2^50 ticks would pass the 2^62 guard: an error, not a wrap.
+        let long = (1u64 << 50).to_string();
+        let error = refuse(
+            "cron",
+            &spec(1, Some(10_000), 1, &[("min", &long), ("max", &long)]),
+        );
+        assert!(error.to_string().contains("2^62"), "{error}");
     }
 }

@@ -35,9 +35,9 @@
 //! ladder queue is O(1) from 100 to 10^7 events, Pareto included. Jones 1986: splay trees
 //! fast and stable, heaps O(log n).
 
-use super::common::{MonotoneQueue, capacity, guard, ops_or, seeded, ticks, timers, workload};
+use super::common::{MonotoneQueue, emitter, guard, ops_or, seeded, ticks, timers, workload};
 use super::increments::Increments;
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 
 /// The hold model.
@@ -75,7 +75,7 @@ impl Family for Hold {
         let holds = ops_or(spec, params, size)?;
         let increments = Increments::from_params(params, "dist", "mean")?;
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(size + holds + holds / 2));
+        let mut out = emitter(params, holds.saturating_mul(2).saturating_add(size))?;
 
         // The exact time of each timer, by ID; the queue gives the timers on the earliest
         // deadline, which are exactly those one `n` fires.

@@ -22,14 +22,14 @@
 //! over C. Replaying the workload fires exactly `@timeouts` timers.
 //!
 //! **Parameters.**
-//! - `timeout` (default 30000): the idle timeout T, in ms (ticks), 1 to 2^40.
+//! - `timeout` (default 30000): the idle timeout T, in ms (ticks), 1 to 2^30.
 //! - `rate` (default `auto` = 3000 × C / 100,000): packets per second over all connections,
 //!   0 to 10^9.
 //! - `idle` (default 0): the fraction of connections that send nothing, in [0, 1].
 //!
 //! **Sizes.** `--timers` is C, the number of connections. `--ops` is the number of 1 ms
-//! ticks simulated (default 2T). The workload has C starts, one `a 1` per tick and one `r`
-//! per packet.
+//! ticks simulated (default 2T, at most 2^30). The workload has C starts, one `a 1` per
+//! tick and one `r` per packet (at most 2^32 packets expected).
 //!
 //! **Figures.** With the seed scenario's numbers each connection sends a packet every
 //! 100,000 / 3,000 ≈ 33.3 s on average, longer than the 30 s timeout: any one gap exceeds
@@ -39,8 +39,10 @@
 //! Monte Carlo of the same model; the generator's `@timeout-fraction` at 100k connections
 //! is 0.870). Raise `rate` to make refreshes dominate.
 
-use super::common::{capacity, guard, ops_or, probability, real_in, seeded, timers, workload};
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::common::{
+    emitter, guard, ops_or, probability, real_in, seeded, timers, whole_in, workload,
+};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
 use std::collections::VecDeque;
@@ -51,8 +53,12 @@ pub struct Keepalive;
 /// The seed scenario's packet rate per connection: 3,000 packets/s per 100,000 connections.
 const DEFAULT_RATE_PER_CONNECTION: f64 = 3_000.0 / 100_000.0;
 
-/// The most packets a workload may hold (16G operations would not fit in memory).
-const MAX_PACKETS: f64 = (1u64 << 34) as f64;
+/// The most packets a workload may hold: 2^32 operations already take 100 GB in memory.
+const MAX_PACKETS: f64 = (1u64 << 32) as f64;
+
+/// The most ticks simulated (and the longest timeout): 2^30 ticks, about 12 days at 1 ms,
+/// is already 2^30 `a 1` operations.
+const MAX_TICKS: u64 = 1 << 30;
 
 /// The deadline of a closed connection (no timer pending).
 const CLOSED: u64 = u64::MAX;
@@ -92,15 +98,19 @@ impl Family for Keepalive {
 
     fn generate(&self, spec: &GenSpec, params: &Params<'_>) -> Result<Workload, GenError> {
         let connections = timers(spec, params)?;
-        let timeout: u64 = super::common::whole_in(params, "timeout", 1, 1 << 40)?;
+        let timeout = whole_in(params, "timeout", 1, MAX_TICKS)?;
         let ticks = ops_or(spec, params, 2 * timeout)?;
-        if ticks > 1 << 40 {
-            return Err(params.invalid("--ops (ticks) must be at most 2^40"));
+        if ticks > MAX_TICKS {
+            return Err(params.invalid(format!(
+                "{ticks} ticks: at most {MAX_TICKS} (one `a 1` operation each)"
+            )));
         }
-        let rate = if params.text("rate") == "auto" {
-            DEFAULT_RATE_PER_CONNECTION * connections as f64
-        } else {
-            real_in(params, "rate", 0.0, 1e9)?
+        let rate = match params.text("rate") {
+            "auto" => DEFAULT_RATE_PER_CONNECTION * connections as f64,
+            text if text.parse::<f64>().is_err() => {
+                return Err(params.bad("rate", "must be `auto` or packets per second"));
+            }
+            _ => real_in(params, "rate", 0.0, 1e9)?,
         };
         let idle_share = probability(params, "idle")?;
         let packets_expected = rate * ticks as f64 / 1000.0;
@@ -112,9 +122,10 @@ impl Family for Keepalive {
         guard(params, ticks + timeout)?;
 
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(
+        let mut out = emitter(
+            params,
             connections + ticks + packets_expected as u64 + packets_expected as u64 / 8,
-        ));
+        )?;
         // Packets per tick: over all connections, and for one connection.
         let total_per_tick = rate / 1000.0;
         let per_connection = total_per_tick / connections as f64;

@@ -36,8 +36,8 @@
 //! (tick 1 ms, wheel size 20, 1M requests). Here the rate sets how many requests are in
 //! flight (about rate × E[min(L, T)]), not a wall-clock load.
 
-use super::common::{capacity, guard, positive, seeded, timers, whole_in, workload};
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::common::{emitter, guard, positive, seeded, timers, whole_in, workload};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -104,7 +104,7 @@ impl Family for Purgatory {
         let mean_gap = 1000.0 / rate;
 
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(requests * 3));
+        let mut out = emitter(params, requests * 3)?;
         // Completions waiting to happen, by (tick, request).
         let mut completions: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
         let mut arrival_time = 0.0f64;

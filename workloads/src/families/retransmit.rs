@@ -39,10 +39,9 @@
 //! RTO timers fire.
 
 use super::common::{
-    MonotoneQueue, capacity, guard, ops_or, probability, real_in, seeded, timers, whole_in,
-    workload,
+    MonotoneQueue, emitter, guard, ops_or, probability, real_in, seeded, timers, whole_in, workload,
 };
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
 use rand::rngs::SmallRng;
@@ -124,7 +123,7 @@ impl Family for Retransmit {
         }
         let mut rng = seeded(spec);
         let idle_gap = |rng: &mut SmallRng| (-(1.0 - rng.random::<f64>()).ln() * idle) as u64;
-        let mut out = Emitter::with_capacity(capacity(budget.saturating_mul(3)));
+        let mut out = emitter(params, budget.saturating_mul(2).saturating_add(count))?;
 
         let mut connections = Vec::with_capacity(count as usize);
         let mut events = MonotoneQueue::new();

@@ -25,10 +25,11 @@
 //! **Sizes.** `--timers` is N, the number of timers in all. `--ops` is not used: giving it
 //! is an error.
 
-use super::common::{capacity, choice, seeded, timers, whole_in, workload};
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::common::{choice, emitter, seeded, timers, whole_in, workload};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
+use std::collections::VecDeque;
 
 /// Few timers, far apart.
 pub struct Sparse;
@@ -86,34 +87,35 @@ impl Family for Sparse {
             )));
         }
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(2 * count));
+        let mut out = emitter(params, 2 * count)?;
 
-        // Deadlines are made as timers are started: each is the previous plus one gap.
+        // Deadlines are drawn as timers are started: each is the previous plus one gap.
         let narrowest = (gap - gap / 2).max(1);
         let mut last = 0u64;
-        let mut deadlines = std::collections::VecDeque::with_capacity(pending as usize);
-        let mut next_id = 0u64;
-        let mut start_next =
-            |out: &mut Emitter, deadlines: &mut std::collections::VecDeque<u64>| {
-                last += rng.random_range(narrowest..=widest);
-                out.start_at(next_id, last);
-                deadlines.push_back(last);
-                next_id += 1;
-            };
-        for _ in 0..pending {
-            start_next(&mut out, &mut deadlines);
+        let mut next_deadline = || {
+            last += rng.random_range(narrowest..=widest);
+            last
+        };
+        // The deadlines of the timers in flight, earliest first; timer `k` has the k-th.
+        let mut in_flight = VecDeque::with_capacity(pending as usize);
+        for id in 0..pending {
+            let deadline = next_deadline();
+            out.start_at(id, deadline);
+            in_flight.push_back(deadline);
         }
         for fired in 0..count {
-            let due = deadlines
+            let due = in_flight
                 .pop_front()
-                .expect("a timer is in flight until the last fires");
+                .expect("a timer is in flight until the last has fired");
             if tick {
                 out.tick_to(due);
             } else {
                 out.next_to(due);
             }
             if fired + pending < count {
-                start_next(&mut out, &mut deadlines);
+                let deadline = next_deadline();
+                out.start_at(fired + pending, deadline);
+                in_flight.push_back(deadline);
             }
         }
 

@@ -36,8 +36,8 @@
 //! start+stop for the timing wheel at 1M, 5M and 10M resident timers, against 199, 644 and
 //! 2434 ns for the Go runtime heap of the time (before per-P heaps).
 
-use super::common::{capacity, guard, ops_or, seeded, timers, whole_in, workload};
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::common::{emitter, guard, ops_or, seeded, timers, whole_in, workload};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::RngExt;
 
@@ -94,9 +94,12 @@ impl Family for StartStop {
         let batch = whole_in(params, "batch", 1, 1 << 32)?;
         let every = whole_in(params, "advance-every", 1, u64::MAX)?;
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(
-            background + pairs.saturating_mul(2) + pairs / every,
-        ));
+        let mut out = emitter(
+            params,
+            pairs
+                .saturating_mul(2)
+                .saturating_add(background + pairs / every),
+        )?;
 
         let mut deadlines = Vec::with_capacity(background as usize);
         for id in 0..background {

@@ -108,6 +108,11 @@ fn bad_input_is_an_error_not_a_panic() {
             refuse(name, &spec(1 << 40, None, 1, &params)),
             GenError::Invalid { .. }
         ));
+        // Too many operations to hold in memory (or `--ops` where it is not used).
+        assert!(matches!(
+            refuse(name, &spec(timers, Some(1 << 40), 1, &params)),
+            GenError::Invalid { .. }
+        ));
         for param in family.info().params {
             for value in ["", "-1", "nonsense", "1e400", "18446744073709551616"] {
                 let mut bad = params.clone();
@@ -169,5 +174,34 @@ fn large_sizes_generate_quickly() {
         let extra: Vec<_> = workload.metadata.unknown().collect();
         println!("    {extra:?}");
         assert!(elapsed.as_secs() < 60, "{name}: {elapsed:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(300))]
+
+    /// Any mix of parameter values either is refused with an error or makes a workload the
+    /// model accepts; nothing panics or overflows.
+    #[test]
+    fn random_parameters_never_panic(
+        family in 0..FAMILIES.len(),
+        timers in 1u64..300,
+        ops in proptest::option::of(1u64..400),
+        seed in proptest::prelude::any::<u64>(),
+        picks in proptest::collection::vec((0usize..8, 0usize..16), 0..4),
+    ) {
+        const VALUES: &[&str] = &[
+            "0", "1", "2", "0.5", "0.999", "3", "250", "1000", "-1", "x", "", "auto", "1e300",
+            "random", "next", "stop",
+        ];
+        let info = FAMILIES[family].info();
+        let params: Vec<(&str, &str)> = picks
+            .iter()
+            .filter(|(p, _)| *p < info.params.len())
+            .map(|&(p, v)| (info.params[p].name, VALUES[v]))
+            .collect();
+        if let Ok(workload) = generate(info.name, &spec(timers, ops, seed, &params)) {
+            replay(&workload);
+        }
     }
 }

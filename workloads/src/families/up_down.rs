@@ -25,9 +25,9 @@
 //! are reused in every cycle, since none is pending at the end of one. The tick is
 //! abstract, reported as `1us`.
 
-use super::common::{capacity, choice, guard, ops_or, seeded, ticks, timers, workload};
+use super::common::{choice, emitter, guard, ops_or, seeded, ticks, timers, workload};
 use super::increments::Increments;
-use super::{Emitter, Family, FamilyInfo, GenError, GenSpec, Param, Params};
+use super::{Family, FamilyInfo, GenError, GenSpec, Param, Params};
 use crate::Workload;
 use rand::seq::SliceRandom;
 
@@ -72,7 +72,7 @@ impl Family for UpDown {
         let fire = choice(params, "mode", &["fire", "stop"])? == "fire";
         let increments = Increments::from_params(params, "dist", "mean")?;
         let mut rng = seeded(spec);
-        let mut out = Emitter::with_capacity(capacity(cycles.saturating_mul(2 * size)));
+        let mut out = emitter(params, cycles.saturating_mul(2 * size))?;
 
         let mut deadlines = Vec::with_capacity(size as usize);
         let mut order: Vec<u64> = (0..size).collect();
