@@ -15,8 +15,8 @@
 //! then the restarts and new jobs follow.
 //!
 //! Because short timers come back quickly and long ones stay, the pending population
-//! drifts towards long delays: most resident timers are hours to days out while the
-//! firings are dominated by the short ones.
+//! drifts towards long delays over the run (it starts log-uniform: 45% beyond an hour),
+//! while the firings are dominated by the short ones.
 //!
 //! **Parameters.**
 //! - `min` (default 1000 = 1 s) and `max` (default 2592000000 = 30 days): the delay and
