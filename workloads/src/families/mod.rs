@@ -10,6 +10,22 @@ use crate::Workload;
 use crate::metadata::Metadata;
 use crate::op::Op;
 
+mod common;
+pub mod increments;
+
+pub mod burst;
+pub mod cron;
+pub mod hold;
+pub mod keepalive;
+pub mod purgatory;
+pub mod retransmit;
+pub mod sparse;
+pub mod start_stop;
+pub mod up_down;
+
+#[cfg(test)]
+mod tests;
+
 /// A parameter a family accepts, with its default.
 #[derive(Debug, Clone, Copy)]
 pub struct Param {
@@ -160,7 +176,17 @@ pub trait Family: Sync {
 }
 
 /// Every family, in `timerbench list` order.
-pub const FAMILIES: &[&dyn Family] = &[];
+pub const FAMILIES: &[&dyn Family] = &[
+    &hold::Hold,
+    &up_down::UpDown,
+    &keepalive::Keepalive,
+    &purgatory::Purgatory,
+    &start_stop::StartStop,
+    &retransmit::Retransmit,
+    &cron::Cron,
+    &burst::Burst,
+    &sparse::Sparse,
+];
 
 /// The family called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Family> {
