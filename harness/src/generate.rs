@@ -61,7 +61,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let s = &program.summary;
     println!(
-        "{}: {} operations, {} timers started, {} fire, {} stopped, {} pending at the end \
+        "{}: {} operations: {} starts, {} firings, {} stops, {} pending at the end \
          (generated in {:.2} s)",
         args.output.display(),
         workload.ops.len(),

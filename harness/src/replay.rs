@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let loaded = loading.elapsed();
         let name = program.metadata.get("name").unwrap_or("(unnamed)");
         println!(
-            "{}: {name}: {} operations, {} timers, {} firings (read and checked in {})",
+            "{}: {name}: {} operations, {} timer IDs, {} firings (read and checked in {})",
             path.display(),
             program.steps.len(),
             program.keys.len(),

@@ -25,7 +25,10 @@ fn assert_fails_with(output: &Output, needle: &str) {
     let stderr = text(&output.stderr);
     assert!(!output.status.success(), "should fail: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
+    assert!(
+        stderr.contains(needle),
+        "stderr lacks {needle:?}:\n{stderr}"
+    );
 }
 
 #[test]
@@ -34,7 +37,11 @@ fn list_names_every_implementation_and_family() {
     assert!(output.status.success());
     let stdout = text(&output.stdout);
     for implementation in IMPLEMENTATIONS {
-        assert!(stdout.contains(implementation.name), "{}", implementation.name);
+        assert!(
+            stdout.contains(implementation.name),
+            "{}",
+            implementation.name
+        );
     }
     for family in FAMILIES {
         let info = family.info();
@@ -55,8 +62,15 @@ fn replay_verifies_every_implementation_on_the_examples() {
     args.extend(files.iter().map(String::as_str));
     let output = timerbench(&args);
     let stdout = text(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
-    let verified = stdout.lines().filter(|l| l.trim_end().ends_with(" ok")).count();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+    let verified = stdout
+        .lines()
+        .filter(|l| l.trim_end().ends_with(" ok"))
+        .count();
     assert_eq!(verified, files.len() * IMPLEMENTATIONS.len(), "{stdout}");
 }
 
@@ -75,11 +89,20 @@ fn a_malformed_workload_is_one_message_with_file_and_line() {
 
 #[test]
 fn a_missing_file_and_a_bad_flag_are_clear_errors() {
-    assert_fails_with(&timerbench(&["replay", "/no/such.tw"]), "/no/such.tw: cannot open");
+    assert_fails_with(
+        &timerbench(&["replay", "/no/such.tw"]),
+        "/no/such.tw: cannot open",
+    );
     let tick = examples().join("tick.tw");
     let tick = tick.to_str().unwrap();
-    assert_fails_with(&timerbench(&["replay", tick, "--impl", "red-black"]), "--impl");
-    assert_fails_with(&timerbench(&["replay", tick, "--frobnicate"]), "--frobnicate");
+    assert_fails_with(
+        &timerbench(&["replay", tick, "--impl", "red-black"]),
+        "--impl",
+    );
+    assert_fails_with(
+        &timerbench(&["replay", tick, "--frobnicate"]),
+        "--frobnicate",
+    );
     assert_fails_with(
         &timerbench(&["replay", tick, "--expiries", "/tmp/x"]),
         "--expiries needs exactly one FILE and one --impl",
@@ -124,9 +147,18 @@ fn gen_refuses_bad_input_and_writes_nothing() {
     let folder = tempfile::tempdir().unwrap();
     let out = folder.path().join("w.tw");
     let out = out.to_str().unwrap();
-    assert_fails_with(&timerbench(&["gen", "no-such-family", "-o", out]), "unknown family");
-    assert_fails_with(&timerbench(&["gen", "burst", "--timers", "0", "-o", out]), "--timers");
-    assert_fails_with(&timerbench(&["gen", "burst", "--param", "novalue", "-o", out]), "KEY=VALUE");
+    assert_fails_with(
+        &timerbench(&["gen", "no-such-family", "-o", out]),
+        "unknown family",
+    );
+    assert_fails_with(
+        &timerbench(&["gen", "burst", "--timers", "0", "-o", out]),
+        "--timers",
+    );
+    assert_fails_with(
+        &timerbench(&["gen", "burst", "--param", "novalue", "-o", out]),
+        "KEY=VALUE",
+    );
     assert_fails_with(
         &timerbench(&["gen", "burst", "--param", "frobnicate=1", "-o", out]),
         "no parameter `frobnicate`",
@@ -145,8 +177,18 @@ fn a_generated_workload_records_its_command_and_replays() {
     let out = folder.path().join("hold.tw");
     let out = out.to_str().unwrap();
     let output = timerbench(&[
-        "gen", "hold", "--timers", "500", "--ops", "2000", "--seed", "7", "--param",
-        "dist=pareto", "-o", out,
+        "gen",
+        "hold",
+        "--timers",
+        "500",
+        "--ops",
+        "2000",
+        "--seed",
+        "7",
+        "--param",
+        "dist=pareto",
+        "-o",
+        out,
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let content = std::fs::read_to_string(out).unwrap();

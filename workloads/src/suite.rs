@@ -75,7 +75,10 @@ impl SuiteFile {
                 return Err(format!("workload `{}` is defined twice", workload.name));
             }
             let family = families::find(&workload.family).ok_or_else(|| {
-                format!("workload `{}`: unknown family `{}`", workload.name, workload.family)
+                format!(
+                    "workload `{}`: unknown family `{}`",
+                    workload.name, workload.family
+                )
             })?;
             for key in workload.params.keys() {
                 if !family.info().params.iter().any(|p| p.name == key) {
@@ -138,7 +141,10 @@ fn check_level(level: &str) -> Result<(), String> {
     if LEVELS.contains(&level) {
         Ok(())
     } else {
-        Err(format!("unknown suite `{level}` (suites: {})", LEVELS.join(", ")))
+        Err(format!(
+            "unknown suite `{level}` (suites: {})",
+            LEVELS.join(", ")
+        ))
     }
 }
 

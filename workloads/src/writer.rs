@@ -80,10 +80,12 @@ pub fn write_atomically(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".timerbench-")
-        .suffix(".partial")
-        .tempfile_in(folder)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".timerbench-").suffix(".partial");
+    // A temporary file is private (0600); the finished one is an ordinary file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut temporary = builder.tempfile_in(folder)?;
     fill(temporary.as_file_mut())?;
     temporary.as_file().sync_all()?;
     temporary.persist(path).map_err(|e| e.error)?;

@@ -44,7 +44,9 @@ fn expected_summary(path: &Path) -> Summary {
 }
 
 fn log_text(program: &Program, log: &[Firing]) -> String {
-    log.iter().map(|f| format!("{}\n", expiry(program, f))).collect()
+    log.iter()
+        .map(|f| format!("{}\n", expiry(program, f)))
+        .collect()
 }
 
 struct ReplayThrough<'a>(&'a Program, &'a mut Vec<Firing>);
@@ -63,7 +65,10 @@ fn there_is_an_example_per_operation_kind() {
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     for kind in ["start", "stop", "restart", "advance", "tick", "next"] {
-        assert!(names.iter().any(|n| n == kind), "no example for {kind}: {names:?}");
+        assert!(
+            names.iter().any(|n| n == kind),
+            "no example for {kind}: {names:?}"
+        );
     }
 }
 
@@ -71,9 +76,19 @@ fn there_is_an_example_per_operation_kind() {
 fn the_reference_model_gives_each_expected_summary_and_log() {
     for path in examples() {
         let program = load(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(program.summary, expected_summary(&path), "{}", path.display());
+        assert_eq!(
+            program.summary,
+            expected_summary(&path),
+            "{}",
+            path.display()
+        );
         let log = std::fs::read_to_string(path.with_extension("expiries")).expect(".expiries");
-        assert_eq!(log_text(&program, &program.expected), log, "{}", path.display());
+        assert_eq!(
+            log_text(&program, &program.expected),
+            log,
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -85,11 +100,20 @@ fn every_implementation_replays_each_example_exactly() {
         for implementation in IMPLEMENTATIONS {
             let mut log = Vec::new();
             let outcome = visit(implementation.name, ReplayThrough(&program, &mut log)).unwrap();
-            let replay = outcome.unwrap_or_else(|e| {
-                panic!("{} on {}: {e}", implementation.name, path.display())
-            });
-            assert_eq!(replay.summary, expected_summary(&path), "{}", implementation.name);
-            assert_eq!(log_text(&program, &log), hand_traced, "{}", implementation.name);
+            let replay = outcome
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", implementation.name, path.display()));
+            assert_eq!(
+                replay.summary,
+                expected_summary(&path),
+                "{}",
+                implementation.name
+            );
+            assert_eq!(
+                log_text(&program, &log),
+                hand_traced,
+                "{}",
+                implementation.name
+            );
         }
     }
 }

@@ -52,16 +52,23 @@ fn every_family_replays_identically_through_every_implementation() {
         let name = family.info().name;
         let spec = small(11);
         let workload = generate(name, &spec).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(workload.metadata.get("generator"), Some(command_line(name, &spec).as_str()));
+        assert_eq!(
+            workload.metadata.get("generator"),
+            Some(command_line(name, &spec).as_str())
+        );
         assert_eq!(workload.metadata.get("seed"), Some("11"));
         let program = compile(&workload, Path::new(name)).unwrap_or_else(|e| panic!("{e}"));
         assert!(program.summary.operations > 0, "{name}: empty");
         for implementation in IMPLEMENTATIONS {
             let mut log = Vec::new();
             let outcome = visit(implementation.name, ReplayThrough(&program, &mut log)).unwrap();
-            let replay = outcome
-                .unwrap_or_else(|e| panic!("{name} through {}: {e}", implementation.name));
-            assert_eq!(replay.summary, program.summary, "{name} through {}", implementation.name);
+            let replay =
+                outcome.unwrap_or_else(|e| panic!("{name} through {}: {e}", implementation.name));
+            assert_eq!(
+                replay.summary, program.summary,
+                "{name} through {}",
+                implementation.name
+            );
         }
     }
 }
@@ -79,7 +86,8 @@ fn every_family_is_deterministic_for_a_seed() {
 #[test]
 fn the_standard_suite_names_known_families_and_parameters() {
     use timerbench_workloads::suite::SuiteFile;
-    let suite = SuiteFile::parse(timerbench_workloads::suite::STANDARD).unwrap_or_else(|e| panic!("{e}"));
+    let suite =
+        SuiteFile::parse(timerbench_workloads::suite::STANDARD).unwrap_or_else(|e| panic!("{e}"));
     let smoke = suite.cases("smoke").unwrap();
     let default = suite.cases("default").unwrap();
     let full = suite.cases("full").unwrap();
@@ -97,7 +105,10 @@ fn the_standard_suite_names_known_families_and_parameters() {
         .map(|c| c.family.as_str())
         .collect();
     ten_million.sort_unstable();
-    assert_eq!(ten_million, ["burst", "cron", "hold", "keepalive", "start-stop"]);
+    assert_eq!(
+        ten_million,
+        ["burst", "cron", "hold", "keepalive", "start-stop"]
+    );
     assert!(suite.cases("huge").is_err());
     // Every smoke case generates.
     for case in &smoke {
@@ -108,10 +119,24 @@ fn the_standard_suite_names_known_families_and_parameters() {
 #[test]
 fn a_suite_with_a_typo_is_refused() {
     use timerbench_workloads::suite::SuiteFile;
-    let bad_family = "seed = 1\n[sizes]\nsmoke = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hodl\"\n";
-    assert!(SuiteFile::parse(bad_family).unwrap_err().contains("unknown family `hodl`"));
+    let bad_family =
+        "seed = 1\n[sizes]\nsmoke = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hodl\"\n";
+    assert!(
+        SuiteFile::parse(bad_family)
+            .unwrap_err()
+            .contains("unknown family `hodl`")
+    );
     let bad_param = "seed = 1\n[sizes]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\nparams = { distt = \"pareto\" }\n";
-    assert!(SuiteFile::parse(bad_param).unwrap_err().contains("no parameter `distt`"));
-    let bad_level = "seed = 1\n[sizes]\nhuge = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\n";
-    assert!(SuiteFile::parse(bad_level).unwrap_err().contains("unknown suite `huge`"));
+    assert!(
+        SuiteFile::parse(bad_param)
+            .unwrap_err()
+            .contains("no parameter `distt`")
+    );
+    let bad_level =
+        "seed = 1\n[sizes]\nhuge = [1]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\n";
+    assert!(
+        SuiteFile::parse(bad_level)
+            .unwrap_err()
+            .contains("unknown suite `huge`")
+    );
 }

@@ -47,7 +47,9 @@ fn sums_that_reach_2_pow_63_are_errors_on_their_line() {
 
 #[test]
 fn a_missing_file_is_named() {
-    let error = load(Path::new("/no/such/workload.tw")).unwrap_err().to_string();
+    let error = load(Path::new("/no/such/workload.tw"))
+        .unwrap_err()
+        .to_string();
     assert!(
         error.starts_with("/no/such/workload.tw: cannot open:"),
         "{error}"
@@ -89,7 +91,10 @@ fn a_written_file_reads_back_identical() {
     };
     write_file(&path, &workload).unwrap();
     let program = load(&path).unwrap();
-    assert_eq!(program.metadata.get("description"), Some("two lines become one"));
+    assert_eq!(
+        program.metadata.get("description"),
+        Some("two lines become one")
+    );
     assert_eq!(program.metadata.get("custom-key"), Some(""));
     assert_eq!(program.steps.len(), workload.ops.len());
     assert_eq!(program.bytes, std::fs::metadata(&path).unwrap().len());
@@ -172,7 +177,11 @@ impl TimerQueue<u64> for LateBySeven {
         LateBySeven(BTreeTimers::with_capacity(capacity))
     }
     fn start(&mut self, deadline: Tick, value: u64) -> TimerId {
-        let late = if deadline % 7 == 0 { deadline + 1 } else { deadline };
+        let late = if deadline % 7 == 0 {
+            deadline + 1
+        } else {
+            deadline
+        };
         self.0.start(late, value)
     }
     fn stop(&mut self, id: TimerId) -> Option<u64> {
@@ -203,7 +212,10 @@ fn a_replay_that_fires_late_is_caught_at_the_right_line() {
     let error = replay::<LateBySeven>(&program, &mut log).unwrap_err();
     match &error {
         ReplayError::Differs {
-            line, expected, got, ..
+            line,
+            expected,
+            got,
+            ..
         } => {
             assert_eq!(*line, 5, "{error}");
             assert_eq!(expected, "`7 2 7`");
@@ -211,4 +223,15 @@ fn a_replay_that_fires_late_is_caught_at_the_right_line() {
         }
         other => panic!("expected a differing firing, got {other}"),
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_written_file_is_readable_by_others_like_any_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("w.tw");
+    write_file(&path, &Workload::default()).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
 }
