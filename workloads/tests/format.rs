@@ -177,7 +177,7 @@ impl TimerQueue<u64> for LateBySeven {
         LateBySeven(BTreeTimers::with_capacity(capacity))
     }
     fn start(&mut self, deadline: Tick, value: u64) -> TimerId {
-        let late = if deadline % 7 == 0 {
+        let late = if deadline.is_multiple_of(7) {
             deadline + 1
         } else {
             deadline
