@@ -6,6 +6,8 @@
 mod generate;
 mod list;
 mod replay;
+#[allow(dead_code)] // Wired up by `timerbench run` and `timerbench cell`.
+mod schema;
 mod table;
 
 use clap::{Parser, Subcommand};

@@ -18,7 +18,7 @@ pub mod writer;
 
 pub use metadata::Metadata;
 pub use op::{Op, TimerKey};
-pub use program::{Program, compile, load};
+pub use program::{Program, compile, load, load_unchecked};
 pub use reader::WorkloadError;
 
 /// A workload in memory: its metadata and its operations, as the file has them.

@@ -93,12 +93,198 @@ pub enum ReplayError {
     },
 }
 
-/// Counts kept during the replay.
-#[derive(Default)]
-struct Counts {
-    started: u64,
-    stopped: u64,
-    misses: u64,
+/// Counts kept during a replay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Timers started (restarts included).
+    pub started: u64,
+    /// Pending timers stopped (by `x` or `r`).
+    pub stopped: u64,
+    /// `x` of a timer that was not pending.
+    pub misses: u64,
+    /// Timers fired.
+    pub fired: u64,
+    /// The most timers pending at once, seen after each start.
+    pub peak_pending: u64,
+}
+
+impl Counts {
+    #[inline]
+    fn note_start(&mut self) {
+        self.started += 1;
+        let pending = self.started - self.stopped - self.fired;
+        self.peak_pending = self.peak_pending.max(pending);
+    }
+}
+
+/// The unit a replay times on its own: one operation line, except that `t N` is `N`
+/// one-tick calls, each its own unit, because the per-tick cost is what a tick-driven
+/// wheel is judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `s`.
+    Start,
+    /// `x`.
+    Stop,
+    /// `r`.
+    Restart,
+    /// `a`.
+    Advance,
+    /// One call of a `t`.
+    Tick,
+    /// `n`, all its rounds.
+    Next,
+}
+
+impl Kind {
+    /// Every kind, in file-letter order.
+    pub const ALL: [Kind; 6] = [
+        Kind::Start,
+        Kind::Stop,
+        Kind::Restart,
+        Kind::Advance,
+        Kind::Tick,
+        Kind::Next,
+    ];
+
+    /// Its name in results: `start`, `stop`, `restart`, `advance`, `tick`, `next`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Start => "start",
+            Kind::Stop => "stop",
+            Kind::Restart => "restart",
+            Kind::Advance => "advance",
+            Kind::Tick => "tick",
+            Kind::Next => "next",
+        }
+    }
+}
+
+/// What a replay does around each unit of work and each firing. Every method defaults to
+/// nothing, so a replay with [`Quiet`] compiles down to the queue's own operations.
+pub trait Observer {
+    /// Before a unit of `kind` in step `step`.
+    #[inline]
+    fn before(&mut self, _step: u32, _kind: Kind) {}
+    /// After it.
+    #[inline]
+    fn after(&mut self, _step: u32, _kind: Kind) {}
+    /// A timer fired: the firing as the log has it, the handle `on_fire` reported, and
+    /// the handle `start` gave.
+    #[inline]
+    fn fired(&mut self, _firing: Firing, _reported: TimerId, _started: TimerId) {}
+}
+
+/// The observer that observes nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// Replays `program` through `queue`, calling `observer` around each unit and for each
+/// firing. `handles` must hold one entry per slot; `counts` accumulates.
+pub fn drive<Q: TimerQueue<u64>, O: Observer>(
+    queue: &mut Q,
+    program: &Program,
+    handles: &mut [TimerId],
+    counts: &mut Counts,
+    observer: &mut O,
+) -> Result<(), ReplayError> {
+    for (index, &step) in program.steps.iter().enumerate() {
+        let step_index = index as u32;
+        match step {
+            Step::Start { slot, delay } => {
+                observer.before(step_index, Kind::Start);
+                handles[slot as usize] = queue.start(queue.now() + delay, u64::from(slot));
+                observer.after(step_index, Kind::Start);
+                counts.note_start();
+            }
+            Step::Stop { slot } => {
+                observer.before(step_index, Kind::Stop);
+                let stopped = queue.stop(handles[slot as usize]);
+                observer.after(step_index, Kind::Stop);
+                match stopped {
+                    Some(_) => counts.stopped += 1,
+                    None => counts.misses += 1,
+                }
+            }
+            Step::Restart { slot, delay } => {
+                observer.before(step_index, Kind::Restart);
+                let stopped = queue.stop(handles[slot as usize]);
+                handles[slot as usize] = queue.start(queue.now() + delay, u64::from(slot));
+                observer.after(step_index, Kind::Restart);
+                counts.stopped += u64::from(stopped.is_some());
+                counts.note_start();
+            }
+            Step::Advance { ticks } => {
+                let to = queue.now() + ticks;
+                observer.before(step_index, Kind::Advance);
+                advance(queue, to, to, step_index, handles, counts, observer);
+                observer.after(step_index, Kind::Advance);
+            }
+            Step::Tick { ticks } => {
+                // The log's clock is the one at the end of the operation.
+                let end = queue.now() + ticks;
+                for tick in queue.now() + 1..=end {
+                    observer.before(step_index, Kind::Tick);
+                    advance(queue, tick, end, step_index, handles, counts, observer);
+                    observer.after(step_index, Kind::Tick);
+                }
+            }
+            Step::Next => {
+                observer.before(step_index, Kind::Next);
+                let declared = queue.next_deadline_steps();
+                let mut rounds = 0;
+                while let Some(bound) = queue.next_deadline() {
+                    let before = counts.fired;
+                    let to = bound.max(queue.now());
+                    advance(queue, to, to, step_index, handles, counts, observer);
+                    rounds += 1;
+                    if counts.fired > before {
+                        break;
+                    }
+                    if rounds >= declared {
+                        return Err(ReplayError::SleepDidNotFire {
+                            line: program.lines[index],
+                            op: describe(program, step_index),
+                            rounds,
+                            declared,
+                        });
+                    }
+                }
+                observer.after(step_index, Kind::Next);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `queue.advance(to)`, reporting each firing with the clock `end` of its operation.
+#[inline]
+fn advance<Q: TimerQueue<u64>, O: Observer>(
+    queue: &mut Q,
+    to: u64,
+    end: u64,
+    step: u32,
+    handles: &[TimerId],
+    counts: &mut Counts,
+    observer: &mut O,
+) {
+    queue.advance(to, |id, slot, deadline| {
+        counts.fired += 1;
+        let slot = slot as u32;
+        let firing = Firing {
+            now: end,
+            deadline,
+            slot,
+            step,
+        };
+        observer.fired(firing, id, handles[slot as usize]);
+    });
+}
+
+/// A handle table with no live handle in it.
+pub fn empty_handles(program: &Program) -> Vec<TimerId> {
+    vec![TimerId::from_parts(u32::MAX, 0); program.keys.len()]
 }
 
 /// Replays `program` through a new `Q`, then verifies it. `log` is scratch space, reused
@@ -110,22 +296,28 @@ pub fn replay<Q: TimerQueue<u64>>(
     log.clear();
     log.reserve(program.expected.len());
     let mut queue = Q::with_capacity(program.peak_pending as usize);
+    let mut handles = empty_handles(program);
     let mut recorder = Recorder {
-        handles: vec![TimerId::from_parts(u32::MAX, 0); program.keys.len()],
         log,
         wrong_handle: None,
     };
     let mut counts = Counts::default();
     let started = Instant::now();
-    let result = run(&mut queue, program, &mut recorder, &mut counts);
+    let result = drive(
+        &mut queue,
+        program,
+        &mut handles,
+        &mut counts,
+        &mut recorder,
+    );
     let elapsed = started.elapsed();
     result?;
-    if let Some((step, slot, got)) = recorder.wrong_handle {
+    if let Some((firing, got)) = recorder.wrong_handle {
         return Err(ReplayError::WrongHandle {
-            line: program.lines[step as usize],
-            op: describe(program, step),
-            key: program.keys[slot as usize],
-            expected: recorder.handles[slot as usize],
+            line: program.lines[firing.step as usize],
+            op: describe(program, firing.step),
+            key: program.keys[firing.slot as usize],
+            expected: handles[firing.slot as usize],
             got,
         });
     }
@@ -139,99 +331,48 @@ pub fn replay<Q: TimerQueue<u64>>(
     Ok(Replay { summary, elapsed })
 }
 
-/// The handles `start` gave, and the log of what fired.
-struct Recorder<'a> {
-    /// Per slot, the handle of its latest start.
-    handles: Vec<TimerId>,
-    log: &'a mut Vec<Firing>,
-    /// The first firing whose handle was not the one `start` gave: step, slot, handle.
-    wrong_handle: Option<(u32, u32, TimerId)>,
+/// Logs every firing and notes the first whose handle is not the one `start` gave.
+pub struct Recorder<'a> {
+    /// The firings, in the order the queue reported them.
+    pub log: &'a mut Vec<Firing>,
+    /// The first firing with a wrong handle, and that handle.
+    pub wrong_handle: Option<(Firing, TimerId)>,
 }
 
-impl Recorder<'_> {
-    /// `queue.advance(to)`, logging each firing with the clock `end` of its operation.
+impl Observer for Recorder<'_> {
     #[inline]
-    fn advance<Q: TimerQueue<u64>>(&mut self, queue: &mut Q, to: u64, end: u64, step: u32) {
-        queue.advance(to, |id, slot, deadline| {
-            let slot = slot as u32;
-            if self.handles[slot as usize] != id && self.wrong_handle.is_none() {
-                self.wrong_handle = Some((step, slot, id));
-            }
-            self.log.push(Firing {
-                now: end,
-                deadline,
-                slot,
-                step,
-            });
-        });
-    }
-}
-
-/// The measured loop.
-fn run<Q: TimerQueue<u64>>(
-    queue: &mut Q,
-    program: &Program,
-    recorder: &mut Recorder<'_>,
-    counts: &mut Counts,
-) -> Result<(), ReplayError> {
-    for (index, &step) in program.steps.iter().enumerate() {
-        let step_index = index as u32;
-        match step {
-            Step::Start { slot, delay } => {
-                recorder.handles[slot as usize] = queue.start(queue.now() + delay, u64::from(slot));
-                counts.started += 1;
-            }
-            Step::Stop { slot } => match queue.stop(recorder.handles[slot as usize]) {
-                Some(_) => counts.stopped += 1,
-                None => counts.misses += 1,
-            },
-            Step::Restart { slot, delay } => {
-                if queue.stop(recorder.handles[slot as usize]).is_some() {
-                    counts.stopped += 1;
-                }
-                recorder.handles[slot as usize] = queue.start(queue.now() + delay, u64::from(slot));
-                counts.started += 1;
-            }
-            Step::Advance { ticks } => {
-                let to = queue.now() + ticks;
-                recorder.advance(queue, to, to, step_index);
-            }
-            Step::Tick { ticks } => {
-                // The log's clock is the one at the end of the operation.
-                let end = queue.now() + ticks;
-                for tick in queue.now() + 1..=end {
-                    recorder.advance(queue, tick, end, step_index);
-                }
-            }
-            Step::Next => {
-                let declared = queue.next_deadline_steps();
-                let mut rounds = 0;
-                while let Some(bound) = queue.next_deadline() {
-                    let before = recorder.log.len();
-                    let to = bound.max(queue.now());
-                    recorder.advance(queue, to, to, step_index);
-                    rounds += 1;
-                    if recorder.log.len() > before {
-                        break;
-                    }
-                    if rounds >= declared {
-                        return Err(ReplayError::SleepDidNotFire {
-                            line: program.lines[index],
-                            op: describe(program, step_index),
-                            rounds,
-                            declared,
-                        });
-                    }
-                }
-            }
+    fn fired(&mut self, firing: Firing, reported: TimerId, started: TimerId) {
+        if reported != started && self.wrong_handle.is_none() {
+            self.wrong_handle = Some((firing, reported));
         }
+        self.log.push(firing);
     }
-    Ok(())
 }
 
 /// Checks order within each operation, sorts each operation's firings into log order, and
 /// compares with the model.
 fn verify(
+    program: &Program,
+    log: &mut [Firing],
+    counts: &Counts,
+    pending: u64,
+    final_clock: u64,
+) -> Result<Summary, ReplayError> {
+    let summary = summarize(program, log, counts, pending, final_clock)?;
+    first_difference(program, log)?;
+    if summary != program.summary {
+        return Err(ReplayError::SummaryDiffers {
+            expected: Box::new(program.summary.clone()),
+            got: Box::new(summary),
+        });
+    }
+    Ok(summary)
+}
+
+/// The summary of a replay from its log: checks that each operation fired in
+/// non-decreasing deadline order, sorts each operation's firings into log order (in
+/// place), and digests the log.
+pub fn summarize(
     program: &Program,
     log: &mut [Firing],
     counts: &Counts,
@@ -258,7 +399,11 @@ fn verify(
     tally.summary.started = counts.started;
     tally.summary.stopped = counts.stopped;
     tally.summary.misses = counts.misses;
-    let summary = tally.finish(pending, final_clock);
+    Ok(tally.finish(pending, final_clock))
+}
+
+/// The first line where a sorted log differs from the model's, as an error.
+fn first_difference(program: &Program, log: &[Firing]) -> Result<(), ReplayError> {
     if let Some(index) =
         (0..log.len().max(program.expected.len())).find(|&i| log.get(i) != program.expected.get(i))
     {
@@ -281,13 +426,7 @@ fn verify(
             got: show(theirs),
         });
     }
-    if summary != program.summary {
-        return Err(ReplayError::SummaryDiffers {
-            expected: Box::new(program.summary.clone()),
-            got: Box::new(summary),
-        });
-    }
-    Ok(summary)
+    Ok(())
 }
 
 /// A firing as a line of the expiry log.
