@@ -3,9 +3,11 @@
 //! Every failure is one clear message on standard error and a non-zero exit: a malformed
 //! workload names its file and line, a bad flag names the flag.
 
+mod environment;
 mod generate;
 mod list;
 mod replay;
+mod run;
 #[allow(dead_code)] // Wired up by `timerbench run` and `timerbench cell`.
 mod schema;
 mod table;
@@ -28,6 +30,7 @@ enum Command {
     #[command(name = "gen")]
     Generate(generate::Args),
     List(list::Args),
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Generate(args) => generate::run(&args),
         Command::List(args) => list::run(&args),
+        Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -175,6 +175,10 @@ pub trait Family: Sync {
     fn generate(&self, spec: &GenSpec, params: &Params<'_>) -> Result<Workload, GenError>;
 }
 
+/// Bumped whenever a change to any family changes what it generates for a given spec, so
+/// that caches of generated workloads keyed by the generator command are invalidated.
+pub const GENERATORS_REVISION: u32 = 1;
+
 /// Every family, in `timerbench list` order.
 pub const FAMILIES: &[&dyn Family] = &[
     &hold::Hold,

@@ -1,0 +1,243 @@
+//! `timerbench run` as a user meets it: a complete results folder, nothing lost when a
+//! run is interrupted and resumed, and one crashing cell not taking the others with it.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn timerbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the timerbench binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `(workload, timers, implementation, status)` of each complete line of `results.jsonl`
+/// (a line being written has no newline yet).
+fn cells(folder: &Path) -> Vec<(String, u64, String, String)> {
+    let text = std::fs::read_to_string(folder.join("results.jsonl")).unwrap_or_default();
+    text.split_inclusive('\n')
+        .filter(|l| l.ends_with('\n') && !l.trim().is_empty())
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a JSON record");
+            (
+                v["workload"].as_str().unwrap().to_string(),
+                v["timers"].as_u64().unwrap(),
+                v["implementation"].as_str().unwrap().to_string(),
+                v["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A small selection: two workloads, two sizes, two implementations, one repeat.
+const SMALL: &[&str] = &[
+    "run",
+    "--suite",
+    "smoke",
+    "--workload",
+    "burst",
+    "--workload",
+    "sparse-next",
+    "--timers",
+    "500",
+    "--timers",
+    "1000",
+    "--impl",
+    "btree",
+    "--impl",
+    "hierarchical-wheel",
+    "--repeat",
+    "1",
+];
+
+#[test]
+fn a_run_writes_a_complete_results_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let mut args = SMALL.to_vec();
+    args.extend(["--out", out.to_str().unwrap()]);
+    let output = timerbench(&args, root.path());
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let recorded = cells(&out);
+    assert_eq!(recorded.len(), 8, "{recorded:?}");
+    assert!(recorded.iter().all(|c| c.3 == "ok"), "{recorded:?}");
+    let environment: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("environment.json")).unwrap())
+            .unwrap();
+    for field in [
+        "cpu",
+        "cores",
+        "memory_bytes",
+        "os",
+        "rustc",
+        "git_revision",
+        "command",
+        "started",
+    ] {
+        assert!(
+            !environment[field].is_null(),
+            "environment.json lacks {field}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        9,
+        "a header and a row per cell:\n{csv}"
+    );
+    // Every ok record carries its figures.
+    for line in std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(
+            v["throughput"]["ns_per_op"]["median"].as_f64().unwrap() > 0.0,
+            "{line}"
+        );
+        assert!(
+            v["memory"]["peak_rss_bytes"].as_u64().unwrap() > 0,
+            "{line}"
+        );
+        assert!(!v["latency"].as_object().unwrap().is_empty(), "{line}");
+        assert_eq!(v["digest"], v["reference_digest"], "{line}");
+    }
+    // The workloads were cached beside the run and are reused by the next one.
+    let again = root.path().join("again");
+    let mut args = SMALL.to_vec();
+    args.extend(["--out", again.to_str().unwrap()]);
+    let output = timerbench(&args, root.path());
+    assert!(
+        text(&output.stdout).contains("(0 generated, 4 from the cache"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+#[test]
+fn a_cell_that_panics_is_recorded_and_the_others_go_on() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--out",
+        out.to_str().unwrap(),
+        "--inject-panic",
+        "burst/500/hierarchical-wheel",
+    ]);
+    let output = timerbench(&args, root.path());
+    assert!(
+        !output.status.success(),
+        "a failed cell makes the run exit non-zero"
+    );
+    let recorded = cells(&out);
+    assert_eq!(recorded.len(), 8, "{recorded:?}");
+    let failed: Vec<_> = recorded.iter().filter(|c| c.3 != "ok").collect();
+    assert_eq!(
+        failed,
+        [&(
+            "burst".to_string(),
+            500,
+            "hierarchical-wheel".to_string(),
+            "failed".to_string()
+        )]
+    );
+    let results = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let line = results.lines().find(|l| l.contains("\"failed\"")).unwrap();
+    assert!(
+        line.contains("panicked"),
+        "the reason names the panic: {line}"
+    );
+}
+
+#[test]
+fn an_interrupted_run_resumes_without_losing_or_repeating_a_cell() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let mut args = SMALL.to_vec();
+    args.extend(["--out", out.to_str().unwrap()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(&args)
+        .current_dir(root.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill the run once it has finished some cells but not all.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while cells(&out).len() < 3 {
+        assert!(Instant::now() < deadline, "the run made no progress");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = cells(&out);
+    assert!(
+        before.len() < 8,
+        "killed too late to test anything: {before:?}"
+    );
+
+    let mut args = vec!["run", "--resume", out.to_str().unwrap()];
+    args.extend(&SMALL[1..]);
+    let output = timerbench(&args, root.path());
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let after = cells(&out);
+    assert_eq!(after.len(), 8, "{after:?}");
+    let unique: BTreeSet<_> = after.iter().map(|c| (&c.0, c.1, &c.2)).collect();
+    assert_eq!(unique.len(), 8, "a cell was repeated: {after:?}");
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "finished cells are kept as they were"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_before_anything_runs() {
+    let root = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["run", "--suite", "huge"], "--suite"),
+        (vec!["run", "--impl", "red-black"], "--impl"),
+        (
+            vec!["run", "--workload", "holdd"],
+            "--workload holdd: no such workload",
+        ),
+        (vec!["run", "--repeat", "0"], "--repeat"),
+        (
+            vec!["run", "--resume", "/no/such/run"],
+            "no results.jsonl there to resume",
+        ),
+    ] {
+        let output = timerbench(&args, root.path());
+        let stderr = text(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read_dir(root.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
