@@ -7,6 +7,7 @@ mod environment;
 mod generate;
 mod list;
 mod replay;
+mod report;
 mod run;
 #[allow(dead_code)] // Wired up by `timerbench run` and `timerbench cell`.
 mod schema;
@@ -31,6 +32,7 @@ enum Command {
     Generate(generate::Args),
     List(list::Args),
     Run(run::Args),
+    Report(report::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(&args),
         Command::List(args) => list::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Report(args) => report::run(&args),
     };
     match result {
         Ok(code) => code,
