@@ -3,6 +3,8 @@
 //! Every failure is one clear message on standard error and a non-zero exit: a malformed
 //! workload names its file and line, a bad flag names the flag.
 
+mod alloc;
+mod cell;
 mod generate;
 mod list;
 mod replay;
@@ -28,6 +30,8 @@ enum Command {
     #[command(name = "gen")]
     Generate(generate::Args),
     List(list::Args),
+    #[command(hide = true)]
+    Cell(cell::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Generate(args) => generate::run(&args),
         Command::List(args) => list::run(&args),
+        Command::Cell(args) => cell::run(&args),
     };
     match result {
         Ok(code) => code,
