@@ -1,14 +1,15 @@
-//! `timerbench`: replay, generate and (later) measure timer workloads.
+//! `timerbench`: run the suite (the main job), replay, generate and list timer workloads.
 //!
 //! Every failure is one clear message on standard error and a non-zero exit: a malformed
 //! workload names its file and line, a bad flag names the flag.
 
+mod alloc;
+mod cell;
 mod environment;
 mod generate;
 mod list;
 mod replay;
 mod run;
-#[allow(dead_code)] // Wired up by `timerbench run` and `timerbench cell`.
 mod schema;
 mod table;
 
@@ -31,6 +32,8 @@ enum Command {
     Generate(generate::Args),
     List(list::Args),
     Run(run::Args),
+    #[command(hide = true)]
+    Cell(cell::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(&args),
         Command::List(args) => list::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Cell(args) => cell::run(&args),
     };
     match result {
         Ok(code) => code,
