@@ -1,15 +1,16 @@
-//! `timerbench`: replay, generate and (later) measure timer workloads.
+//! `timerbench`: run the suite (the main job), replay, generate and list timer workloads.
 //!
 //! Every failure is one clear message on standard error and a non-zero exit: a malformed
 //! workload names its file and line, a bad flag names the flag.
 
+mod alloc;
+mod cell;
 mod environment;
 mod generate;
 mod list;
 mod replay;
 mod report;
 mod run;
-#[allow(dead_code)] // Wired up by `timerbench run` and `timerbench cell`.
 mod schema;
 mod table;
 
@@ -32,6 +33,8 @@ enum Command {
     Generate(generate::Args),
     List(list::Args),
     Run(run::Args),
+    #[command(hide = true)]
+    Cell(cell::Args),
     Report(report::Args),
 }
 
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(&args),
         Command::List(args) => list::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Cell(args) => cell::run(&args),
         Command::Report(args) => report::run(&args),
     };
     match result {

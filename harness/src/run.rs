@@ -341,16 +341,14 @@ fn prepare(case: &Case, cache: &Path) -> anyhow::Result<(Prepared, bool)> {
     );
     let path = cache.join(format!("{stem}.tw"));
     let entry_path = cache.join(format!("{stem}.json"));
-    if let Ok(text) = std::fs::read_to_string(&entry_path) {
-        if let Ok(entry) = serde_json::from_str::<CacheEntry>(&text) {
-            if entry.generator == generator
-                && entry.revision == GENERATORS_REVISION
-                && path.exists()
-            {
-                let reference = entry.reference;
-                return Ok((Prepared { path, reference }, false));
-            }
-        }
+    if let Ok(text) = std::fs::read_to_string(&entry_path)
+        && let Ok(entry) = serde_json::from_str::<CacheEntry>(&text)
+        && entry.generator == generator
+        && entry.revision == GENERATORS_REVISION
+        && path.exists()
+    {
+        let reference = entry.reference;
+        return Ok((Prepared { path, reference }, false));
     }
     let workload = generate(&case.family, &case.spec)
         .with_context(|| format!("cannot generate {}", case.workload))?;

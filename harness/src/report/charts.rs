@@ -14,8 +14,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// Every chart's size, pixels.
-pub const SIZE: (u32, u32) = (660, 380);
+/// A chart's size, pixels.
+const SIZE: (u32, u32) = (660, 380);
+
+/// A small multiple's size, pixels.
+const SMALL_SIZE: (u32, u32) = (440, 250);
 
 /// The legend strip's width, pixels.
 const LEGEND_WIDTH: u32 = 165;
@@ -108,14 +111,8 @@ impl Axis {
             }
             Scale::Linear => {
                 let lo = min.min(0.0);
-                let hi = if max > lo {
-                    lo + nice_step((max - lo) * 1.08 / 5.0) * 5.0
-                } else {
-                    lo + 1.0
-                };
-                // Trim to the last tick past the data.
-                let step = nice_step((hi - lo) / 5.0);
-                let hi = lo + ((max * 1.04 - lo) / step).ceil().max(1.0) * step;
+                let step = nice_step((max - lo) / 5.0);
+                let hi = lo + ((max - lo) * 1.01 / step).ceil().max(1.0) * step;
                 (lo, hi)
             }
         };
@@ -332,6 +329,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// A marker at every point (for charts with few points per line).
     pub markers: bool,
+    /// A small multiple: smaller, thin lines, no legend (the title names the one series).
+    pub small: bool,
 }
 
 impl Chart {
@@ -340,11 +339,15 @@ impl Chart {
         self.series.iter().any(|s| !s.points.is_empty())
     }
 
+    fn size(&self) -> (u32, u32) {
+        if self.small { SMALL_SIZE } else { SIZE }
+    }
+
     /// The chart as an SVG document.
     pub fn svg(&self) -> anyhow::Result<String> {
         let mut out = String::new();
         {
-            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            let root = SVGBackend::with_string(&mut out, self.size()).into_drawing_area();
             self.draw(&root)
                 .map_err(|e| anyhow!("cannot draw the chart {}: {e}", self.id))?;
             root.present()
@@ -355,7 +358,7 @@ impl Chart {
 
     /// Writes the chart as a PNG file.
     pub fn png(&self, path: &Path) -> anyhow::Result<()> {
-        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+        let root = BitMapBackend::new(path, self.size()).into_drawing_area();
         self.draw(&root)
             .map_err(|e| anyhow!("cannot draw the chart {}: {e}", self.id))?;
         root.present()
@@ -369,7 +372,10 @@ impl Chart {
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
         let (width, _) = root.dim_in_pixel();
-        let (plot, legend) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+        let legend_width = if self.small { 0 } else { LEGEND_WIDTH };
+        let (plot, legend) = root.split_horizontally(width.saturating_sub(legend_width));
+        // Font sizes (plotters' SVG text is drawn at 1/1.24 of them) and line width.
+        let (caption, labels, stroke) = if self.small { (15, 12, 1) } else { (18, 14, 2) };
 
         let (x_lo, x_hi) = self.x.transformed_range();
         let (y_lo, y_hi) = self.y.transformed_range();
@@ -389,12 +395,12 @@ impl Chart {
         let mut chart = ChartBuilder::on(&plot)
             .caption(
                 &self.title,
-                ("sans-serif", 18).into_font().style(FontStyle::Bold),
+                ("sans-serif", caption).into_font().style(FontStyle::Bold),
             )
-            .margin(10)
+            .margin(8)
             .margin_right(16)
-            .x_label_area_size(46)
-            .y_label_area_size(76)
+            .x_label_area_size(if self.small { 38 } else { 46 })
+            .y_label_area_size(if self.small { 64 } else { 76 })
             .build_cartesian_2d(x_range, y_range)?;
         let x_format = |v: &f64| self.x.label_of(*v);
         let y_format = |v: &f64| self.y.label_of(*v);
@@ -404,8 +410,8 @@ impl Chart {
             .y_desc(self.y.label.as_str())
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 15))
+            .label_style(("sans-serif", labels))
+            .axis_desc_style(("sans-serif", labels + 1))
             .bold_line_style(RGBColor(0xcc, 0xcc, 0xcc))
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .axis_style(RGBColor(0x55, 0x55, 0x55))
@@ -421,7 +427,7 @@ impl Chart {
             let style = ShapeStyle {
                 color: color.to_rgba(),
                 filled: false,
-                stroke_width: 2,
+                stroke_width: stroke,
             };
             if series.dashed {
                 chart.draw_series(DashedLineSeries::new(points.clone(), 7, 5, style))?;
@@ -435,6 +441,9 @@ impl Chart {
             }
         }
 
+        if self.small {
+            return Ok(());
+        }
         // The legend: one row per series, in a strip right of the plot.
         let text = ("sans-serif", 14)
             .into_font()

@@ -200,7 +200,7 @@ td.na { color: var(--muted); font-style: italic; font-size: 13px; }
 .card table { width: 100%; margin: 2px 0; }
 .card td, .card th { padding: 2px 6px; font-size: 13px; }
 .charts { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 10px 18px; margin: 10px 0; }
-.charts.runs-3 { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+.charts.runs-3, .charts.small { grid-template-columns: repeat(3, minmax(0, 1fr)); }
 figure { margin: 0; }
 figure svg { width: 100%; height: auto; display: block; border: 1px solid var(--line); border-radius: 4px; }
 figcaption { color: var(--muted); font-size: 12.5px; margin-top: 3px; }
@@ -210,7 +210,7 @@ dl.params { display: grid; grid-template-columns: max-content 1fr; gap: 1px 12px
 dl.params dt { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 13px; }
 dl.params dd { margin: 0; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; border-top: 1px solid var(--line); padding-top: 8px; }
-@media (max-width: 900px) { .charts, .charts.runs-3 { grid-template-columns: 1fr; } }
+@media (max-width: 900px) { .charts, .charts.runs-3, .charts.small { grid-template-columns: 1fr; } }
 "#;
 
 impl Builder<'_> {
@@ -1034,6 +1034,7 @@ impl Builder<'_> {
                     y: y.clone(),
                     series,
                     markers: true,
+                    small: false,
                 };
                 self.figure(chart, &escape(&caption))?;
             }
@@ -1121,6 +1122,7 @@ impl Builder<'_> {
                     y: y.clone(),
                     series,
                     markers: false,
+                    small: false,
                 };
                 let caption = missing_note(run, Some(timers));
                 self.figure(chart, &escape(&caption))?;
@@ -1159,38 +1161,50 @@ impl Builder<'_> {
                 all_points.iter().map(|p| p.0),
             );
             let y = Axis::fit(
-                "slowest advance in the window (log scale)",
+                "slowest advance (log scale)",
                 Scale::Log,
                 Unit::Nanoseconds,
                 all_points.iter().map(|p| p.1),
             );
+            let missing: Vec<String> = runs
+                .iter()
+                .map(|run| missing_note(run, Some(timers)))
+                .filter(|note| !note.is_empty())
+                .collect();
             let _ = writeln!(
                 self.out,
                 "<h4>Advance latency over the run, at {} timers</h4><p class=\"note\">The run cut \
                  into windows of {} operations; each point is the slowest advance (or tick) in its \
-                 window, so cascades (a hierarchical wheel moving a level's slot down) show as \
-                 spikes.{clock_note}</p><div class=\"{class}\">",
+                 window, so cascades (a hierarchical wheel moving a level's slot down) and \
+                 overflow-wheel turns show as spikes. One chart per implementation{}, all on the \
+                 same axes.{clock_note} {}</p><div class=\"{}\">",
                 thousands(timers),
-                thousands(windows)
+                thousands(windows),
+                if self.several() { " and run" } else { "" },
+                escape(&missing.join(" ")),
+                match runs.len() {
+                    1 => "charts small",
+                    2 => "charts",
+                    _ => "charts runs-3",
+                }
             );
-            for (run, series) in runs.iter().zip(per_run) {
-                let chart = Chart {
-                    id: self.chart_id(workload, "advance-series", run),
-                    title: self.for_run(
-                        format!(
-                            "{}: slowest advance per window, {} timers",
-                            workload.name,
-                            count_label(timers as f64)
-                        ),
-                        run,
-                    ),
-                    x: x.clone(),
-                    y: y.clone(),
-                    series,
-                    markers: false,
-                };
-                let caption = missing_note(run, Some(timers));
-                self.figure(chart, &escape(&caption))?;
+            let names: Vec<(String, String)> = per_run[0]
+                .iter()
+                .map(|s| (s.name.clone(), slug(&s.name)))
+                .collect();
+            for (index, (name, name_slug)) in names.iter().enumerate() {
+                for (run, series) in runs.iter().zip(&per_run) {
+                    let chart = Chart {
+                        id: self.chart_id(workload, &format!("advance-series-{name_slug}"), run),
+                        title: self.for_run(format!("{name}: slowest advance per window"), run),
+                        x: x.clone(),
+                        y: y.clone(),
+                        series: vec![series[index].clone()],
+                        markers: false,
+                        small: true,
+                    };
+                    self.figure(chart, "")?;
+                }
             }
             self.out.push_str("</div>\n");
         }

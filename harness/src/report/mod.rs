@@ -55,9 +55,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| folders[0].join("report.html"));
     let written = write(&folders, &output, args.png.as_deref())?;
     println!(
-        "report: {} ({} runs, {} cells, {} charts)",
+        "report: {} ({} run{}, {} cells, {} charts)",
         output.display(),
         written.runs,
+        if written.runs == 1 { "" } else { "s" },
         written.cells,
         written.charts
     );

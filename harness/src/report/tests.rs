@@ -297,8 +297,13 @@ fn two_runs_side_by_side_with_every_section_implementation_and_chart() {
             .map(|k| format!("latency-{k}"))
             .collect();
         kinds.extend(latency.iter().map(String::as_str));
+        // The advance over the run: one small chart per implementation.
+        let series: Vec<String> = IMPLEMENTATIONS
+            .iter()
+            .map(|i| format!("advance-series-{i}"))
+            .collect();
         if *family == "keepalive" {
-            kinds.push("advance-series");
+            kinds.extend(series.iter().map(String::as_str));
         }
         for kind in kinds {
             for run in ["A", "B"] {
@@ -333,11 +338,20 @@ fn two_runs_side_by_side_with_every_section_implementation_and_chart() {
             .filter_map(|n| n.text())
             .collect();
         assert!(text.contains("log scale") || text.contains("(B)") || text.contains("(count)"));
-        for implementation in ["btree", "hierarchical-wheel"] {
+        if text.contains("slowest advance per window") {
+            // A small multiple: its title names its one implementation.
             assert!(
-                text.contains(implementation),
-                "legend lacks {implementation}"
+                IMPLEMENTATIONS
+                    .iter()
+                    .any(|i| text.starts_with(i) || text.contains(&format!("{i}:")))
             );
+        } else {
+            for implementation in IMPLEMENTATIONS {
+                assert!(
+                    text.contains(implementation),
+                    "legend lacks {implementation}"
+                );
+            }
         }
     }
     // The peer's lines are dashed: many short segments of its colour.
@@ -400,7 +414,10 @@ fn one_run_has_no_comparison_and_every_cell() {
     write_report(std::slice::from_ref(&a), &output, None).unwrap();
     let html = std::fs::read_to_string(&output).unwrap();
     assert!(!html.contains("<section id=\"comparison\">"));
-    assert!(html.contains("id=\"chart-keepalive-advance-series\""));
+    for implementation in IMPLEMENTATIONS {
+        let id = format!("id=\"chart-keepalive-advance-series-{implementation}\"");
+        assert!(html.contains(&id), "{id}");
+    }
     // Every cell appears in its workload's table, verified or not.
     let rows = html.matches("<tr><td><span class=\"impl\">").count();
     let failed_rows = BAD.len();

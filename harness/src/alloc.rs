@@ -1,0 +1,160 @@
+//! A counting global allocator: the system allocator, plus three counters for the memory
+//! pass of `timerbench cell`.
+//!
+//! - live bytes: requested and not yet freed;
+//! - peak live bytes: the most live bytes at once since the last [`reset_peak`];
+//! - allocations: calls that obtained memory (`alloc`, `alloc_zeroed`, and `realloc`, which
+//!   may move the block).
+//!
+//! The counters are relaxed atomics: a handful of uncontended atomic operations per
+//! allocation, and none per free beyond one subtraction. That cost is paid in every pass of
+//! a cell, timed ones included, since a global allocator cannot be switched off; but the
+//! measured loops do not allocate once a queue is built with its capacity (the throughput
+//! pass counts the allocations made inside `drive` to show it), so in practice it adds
+//! nothing to the timed regions except for a structure that allocates as it goes (a B-tree
+//! growing nodes, a wheel creating an overflow level), which pays the same few nanoseconds
+//! per allocation in every implementation.
+//!
+//! Sizes are the `Layout` sizes asked for, not what the system allocator rounds them up to:
+//! the bytes a structure asks for, comparable across implementations.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The system allocator with counters. Installed as the global allocator of `timerbench`.
+pub struct Counting;
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes allocated and not yet freed.
+pub fn live_bytes() -> u64 {
+    LIVE.load(Relaxed)
+}
+
+/// The most live bytes at once since the last [`reset_peak`] (or since the start).
+pub fn peak_bytes() -> u64 {
+    PEAK.load(Relaxed)
+}
+
+/// Calls that obtained memory so far.
+pub fn allocations() -> u64 {
+    ALLOCATIONS.load(Relaxed)
+}
+
+/// Starts a new peak from the present live bytes.
+pub fn reset_peak() {
+    PEAK.store(LIVE.load(Relaxed), Relaxed);
+}
+
+#[inline]
+fn grew(bytes: usize) {
+    let live = LIVE.fetch_add(bytes as u64, Relaxed) + bytes as u64;
+    // A plain load first: the read-modify-write only when a new peak is set.
+    if live > PEAK.load(Relaxed) {
+        PEAK.fetch_max(live, Relaxed);
+    }
+}
+
+#[inline]
+fn shrank(bytes: usize) {
+    LIVE.fetch_sub(bytes as u64, Relaxed);
+}
+
+// SAFETY: every method forwards to `System` with the arguments it was given, so the
+// blocks returned, their sizes and alignments are exactly `System`'s, which upholds the
+// `GlobalAlloc` contract; the counters only observe, and never allocate.
+unsafe impl GlobalAlloc for Counting {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller guarantees `layout` has a non-zero size, as `System` requires.
+        let block = unsafe { System.alloc(layout) };
+        if !block.is_null() {
+            ALLOCATIONS.fetch_add(1, Relaxed);
+            grew(layout.size());
+        }
+        block
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let block = unsafe { System.alloc_zeroed(layout) };
+        if !block.is_null() {
+            ALLOCATIONS.fetch_add(1, Relaxed);
+            grew(layout.size());
+        }
+        block
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller guarantees `ptr` came from this allocator (hence from `System`)
+        // with this `layout`, and is not used again.
+        unsafe { System.dealloc(ptr, layout) };
+        shrank(layout.size());
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller guarantees `ptr` came from this allocator (hence from `System`)
+        // with `layout`, and that `new_size` is non-zero and does not overflow when rounded
+        // up to the alignment.
+        let block = unsafe { System.realloc(ptr, layout, new_size) };
+        if !block.is_null() {
+            ALLOCATIONS.fetch_add(1, Relaxed);
+            let old_size = layout.size();
+            if new_size >= old_size {
+                grew(new_size - old_size);
+            } else {
+                shrank(old_size - new_size);
+            }
+        }
+        block
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Other tests of this binary run on other threads and allocate too, so the checks
+    /// allow them a megabyte of slack around a block much larger than that.
+    #[test]
+    fn live_peak_and_count_follow_a_vec() {
+        const SIZE: u64 = 64 << 20;
+        const SLACK: u64 = 1 << 20;
+        let live_before = live_bytes();
+        let count_before = allocations();
+        reset_peak();
+        let block: Vec<u8> = Vec::with_capacity(SIZE as usize);
+        let live_with = live_bytes();
+        assert!(
+            live_with.abs_diff(live_before + SIZE) < SLACK,
+            "{live_with}"
+        );
+        assert!(allocations() > count_before);
+        assert!(peak_bytes() >= live_before + SIZE - SLACK);
+        drop(std::hint::black_box(block));
+        let live_after = live_bytes();
+        assert!(live_after.abs_diff(live_before) < SLACK, "{live_after}");
+        // The peak remembers the block until it is reset.
+        assert!(peak_bytes() >= live_after + SIZE - SLACK);
+        reset_peak();
+        assert!(peak_bytes() < live_after + SLACK);
+
+        // Growing in place or by moving: both count, and live bytes follow the new size.
+        let mut grown: Vec<u8> = Vec::with_capacity(1 << 20);
+        let before_grow = (live_bytes(), allocations());
+        grown.reserve_exact(SIZE as usize);
+        assert!(allocations() > before_grow.1);
+        let live_grown = live_bytes();
+        assert!(live_grown.abs_diff(before_grow.0 + SIZE - (1 << 20)) < SLACK);
+        grown.shrink_to(0);
+        assert!(live_bytes().abs_diff(before_grow.0 - (1 << 20)) < SLACK);
+    }
+}

@@ -1,0 +1,134 @@
+//! `timerbench report` as a user meets it: a report from a real small run, found by default
+//! under `results/`, and clear failures that write nothing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn timerbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the timerbench binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_fails_with(output: &Output, needle: &str) {
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "should fail: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(needle),
+        "stderr lacks {needle:?}:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_report_of_a_real_small_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = timerbench(
+        &[
+            "run",
+            "--suite",
+            "smoke",
+            "--workload",
+            "burst",
+            "--workload",
+            "sparse-next",
+            "--timers",
+            "500",
+            "--impl",
+            "btree",
+            "--impl",
+            "hierarchical-wheel",
+            "--repeat",
+            "1",
+            "--out",
+            "results/small",
+        ],
+        dir.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+
+    // No folder named: the newest under results/ (the workload cache is not a run).
+    let report = timerbench(&["report", "--png", "charts"], dir.path());
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let path = dir.path().join("results/small/report.html");
+    let html = std::fs::read_to_string(&path).expect("the report is in the run's folder");
+
+    for heading in [
+        "Summary",
+        "Implementations",
+        "Workloads",
+        "Cells that did not verify",
+        "Lateness",
+        "Environment and reproduction",
+    ] {
+        assert!(html.contains(&format!("<h2>{heading}</h2>")), "{heading}");
+    }
+    for name in ["btree", "hierarchical-wheel", "burst", "sparse-next"] {
+        assert!(html.contains(name), "{name}");
+    }
+    assert!(html.contains("timerbench run --suite smoke --workload burst"));
+    // Per workload: ns/op and bytes against size, and a latency curve per operation kind.
+    for id in [
+        "chart-burst-ns-per-op",
+        "chart-burst-bytes-per-timer",
+        "chart-burst-latency-start",
+        "chart-burst-latency-advance",
+        "chart-sparse-next-ns-per-op",
+        "chart-sparse-next-latency-next",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no chart {id}");
+    }
+    let mut charts = 0;
+    let mut rest = html.as_str();
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").unwrap() + start + 6;
+        roxmltree::Document::parse(&rest[start..end]).expect("each SVG is well-formed XML");
+        charts += 1;
+        rest = &rest[end..];
+    }
+    assert_eq!(charts, html.matches("<figure class=\"chart\"").count());
+    assert!(charts >= 8, "{charts} charts");
+    let pngs = std::fs::read_dir(dir.path().join("charts"))
+        .unwrap()
+        .count();
+    assert_eq!(pngs, charts);
+    assert!(!html.contains("<script") && !html.contains("<link"));
+}
+
+#[test]
+fn failures_are_clear_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = timerbench(&["report", "nowhere"], dir.path());
+    assert_fails_with(&output, "results folder nowhere does not exist");
+
+    let output = timerbench(&["report"], dir.path());
+    assert_fails_with(&output, "no results folder given");
+
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let output = timerbench(&["report", "empty"], dir.path());
+    assert_fails_with(&output, "empty has no results.jsonl");
+    assert!(!dir.path().join("empty/report.html").exists());
+
+    std::fs::create_dir(dir.path().join("bad")).unwrap();
+    std::fs::write(dir.path().join("bad/results.jsonl"), "\n{not a record}\n").unwrap();
+    let output = timerbench(&["report", "bad", "-o", "out.html"], dir.path());
+    assert_fails_with(&output, "bad/results.jsonl:2: not a cell record");
+    assert!(!dir.path().join("out.html").exists());
+    let leftovers = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".partial")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+}
