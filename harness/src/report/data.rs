@@ -479,7 +479,7 @@ impl Model {
             (None, None) => std::cmp::Ordering::Equal,
         });
         Ranking {
-            sizes: sizes.len(),
+            cells: sizes.len(),
             entries,
         }
     }
@@ -565,10 +565,10 @@ fn workload(name: &str, records: &[&CellRecord]) -> anyhow::Result<Workload> {
     })
 }
 
-/// The ranking of the implementations over some sizes of one run.
+/// The ranking of the implementations over some cells of one run.
 pub struct Ranking {
-    /// Sizes (workload, timers) where at least one implementation verified.
-    pub sizes: usize,
+    /// Cells (workload, timers) where at least one implementation verified.
+    pub cells: usize,
     /// Best first; those with no verified cell last.
     pub entries: Vec<RankEntry>,
 }
@@ -581,7 +581,7 @@ pub struct RankEntry {
     pub geomean: Option<f64>,
     /// Its largest ratio to the best, and where.
     pub worst: Option<(f64, String)>,
-    /// The sizes it verified (of [`Ranking::sizes`]).
+    /// The cells it verified (of [`Ranking::cells`]).
     pub covered: usize,
 }
 

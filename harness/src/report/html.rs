@@ -346,10 +346,10 @@ impl Builder<'_> {
             }) => {
                 let _ = write!(
                     headline,
-                    "Over {} sizes of {} workloads{}, <strong>{}</strong> is the fastest overall: \
-                     the geometric mean of its time per operation over the fastest's at each size \
-                     is {}, over the {} sizes it verified.",
-                    overall.sizes,
+                    "Over {} cells (a workload at a size) of {} workloads{}, <strong>{}</strong> \
+                     is the fastest overall: the geometric mean of its time per operation over the \
+                     fastest's in each cell is {}, over the {} cells it verified.",
+                    overall.cells,
                     model.workloads.len(),
                     if self.several() {
                         format!(" in run {}", escape(&base.label))
@@ -364,12 +364,22 @@ impl Builder<'_> {
                     .iter()
                     .filter_map(|(family, ranking)| {
                         let first = ranking.entries.first()?;
-                        Some(format!(
-                            "{}: {} ({})",
+                        let winner = format!(
+                            "{}: <strong>{}</strong> ({})",
                             escape(family),
                             escape(&first.implementation),
                             ratio(first.geomean?)
-                        ))
+                        );
+                        Some(match ranking.entries.get(1) {
+                            Some(RankEntry {
+                                implementation,
+                                geomean: Some(g),
+                                ..
+                            }) => {
+                                format!("{winner}, then {} ({})", escape(implementation), ratio(*g))
+                            }
+                            _ => winner,
+                        })
                     })
                     .collect();
                 if !winners.is_empty() {
@@ -392,16 +402,17 @@ impl Builder<'_> {
              smallest any implementation reached on the same workload at the same size (1.00× is \
              the best, 2.00× twice as slow). An implementation's rank in an <em>operation \
              family</em> (a workload family: its workloads exercise the same mix of operations) is \
-             the geometric mean of its ratios over the sizes of the family's workloads it \
-             verified; <em>sizes</em> counts them.</p>\n",
+             the geometric mean of its ratios over the cells of the family's workloads (each \
+             workload at each size) it verified; <em>cells</em> counts them, out of the cells \
+             any implementation verified.</p>\n",
         );
         self.out.push_str(
             "<p class=\"note\"><strong>What the geometric mean hides.</strong> It weighs every \
              size alike, so a structure that is best on small sizes and falls apart at a million \
              timers can rank beside one that is steady everywhere; it says nothing of tail latency \
              (an occasional cascade of milliseconds) or memory, which the workload tables show; \
-             and sizes an implementation failed or did not run are left out, not counted against \
-             it: compare the sizes column before the ratios.",
+             and cells an implementation failed or did not run are left out, not counted against \
+             it: compare the cells column before the ratios.",
         );
         if let Some((family, entry, (worst, cell))) = rankings
             .iter()
@@ -490,7 +501,7 @@ impl Builder<'_> {
         if wide {
             self.out.push_str("<th>worst at</th>");
         }
-        self.out.push_str("<th class=\"num\">sizes</th>");
+        self.out.push_str("<th class=\"num\">cells</th>");
         for run in others {
             if wide {
                 let _ = write!(
@@ -542,7 +553,7 @@ impl Builder<'_> {
             let _ = write!(
                 self.out,
                 "<td class=\"num\">{} of {}</td>",
-                entry.covered, ranking.sizes
+                entry.covered, ranking.cells
             );
             for run in others {
                 let between = model.run_ratio(run, &entry.implementation, &include);
