@@ -110,8 +110,15 @@ impl Axis {
                 (10f64.powf(lo), 10f64.powf(hi))
             }
             Scale::Linear => {
-                let lo = min.min(0.0);
-                let step = nice_step((max - lo) / 5.0);
+                // Quantities (bytes) from zero; positions (operations into a run) from
+                // where the data starts.
+                let from_zero = unit != Unit::Count || min <= 0.0;
+                let step = nice_step((max - if from_zero { min.min(0.0) } else { min }) / 5.0);
+                let lo = if from_zero {
+                    min.min(0.0)
+                } else {
+                    (min / step).floor() * step
+                };
                 let hi = lo + ((max - lo) * 1.01 / step).ceil().max(1.0) * step;
                 (lo, hi)
             }

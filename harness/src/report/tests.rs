@@ -533,3 +533,36 @@ fn write_sample_runs() {
     write_run(&dir.join("run-a"), "alpha", 1.0);
     write_run(&dir.join("run-b"), "beta", 0.8);
 }
+
+#[test]
+fn names_from_the_results_are_escaped_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("odd");
+    std::fs::create_dir_all(&folder).unwrap();
+    let odd = "x<&>\"y";
+    let mut lines = String::new();
+    for &timers in SIZES {
+        for implementation in ["btree", PEER] {
+            let mut record = record("burst", "burst", timers, implementation, 1.0);
+            record.key.workload = odd.to_string();
+            record
+                .params
+                .insert("shape<".to_string(), "\"v\"&".to_string());
+            lines.push_str(&serde_json::to_string(&record).unwrap());
+            lines.push('\n');
+        }
+    }
+    std::fs::write(folder.join("results.jsonl"), lines).unwrap();
+    let output = folder.join("report.html");
+    write_report(std::slice::from_ref(&folder), &output, None).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    assert!(!html.contains(odd) && !html.contains("shape<"));
+    assert!(html.contains("x&lt;&amp;&gt;&quot;y"));
+    assert!(html.contains("no environment.json"));
+    let svgs = svgs(&html);
+    assert!(!svgs.is_empty());
+    for svg in svgs {
+        roxmltree::Document::parse(svg).expect("well-formed with an odd name in its title");
+    }
+    check_self_contained(&html);
+}
