@@ -13,7 +13,7 @@
 //!    outcome before it times anything and answers with one [`CellRecord`]. A panic, an
 //!    abort, a kill (out of memory) or the time limit marks the cell failed with its reason,
 //!    and the run goes on.
-//! 4. Write `summary.csv` from all the records.
+//! 4. Write `summary.csv` and the HTML report (`report.html`) from all the records.
 //!
 //! `--resume DIR` skips the cells `DIR/results.jsonl` already holds, so an interrupted run
 //! loses nothing it finished.
@@ -181,6 +181,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
     let records = read_records(&results_path)?;
     write_summary_csv(&folder.join("summary.csv"), &records)?;
+    let report = folder.join("report.html");
+    crate::report::write_report(std::slice::from_ref(&folder), &report, None)?;
+    println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
     println!(
         "{} cells recorded in {}: {} ok, {} not ok",

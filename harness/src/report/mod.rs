@@ -85,7 +85,6 @@ pub struct Written {
 ///
 /// Fails, writing nothing, when a folder is missing, has no `results.jsonl`, or holds a
 /// malformed record (the error names the file and line).
-#[allow(dead_code)] // Called at the end of `timerbench run`, once that is wired in.
 pub fn write_report(folders: &[PathBuf], output: &Path, png: Option<&Path>) -> anyhow::Result<()> {
     write(folders, output, png).map(drop)
 }
