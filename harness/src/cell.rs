@@ -116,7 +116,9 @@ pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
 /// `elapsed_seconds`. An error is a cell that could not run (an unreadable workload, say),
 /// not one that did not verify.
 pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord, Diagnostics)> {
+    let loading = Instant::now();
     let program = load_unchecked(&spec.workload_path)?;
+    let loaded = loading.elapsed().as_secs_f64();
     let visitor = Measure {
         spec,
         program: &program,
@@ -147,7 +149,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
         memory: None,
         elapsed_seconds: 0.0,
     };
-    let diagnostics = match outcome {
+    let mut diagnostics = match outcome {
         Outcome::Measured(figures) => {
             let mut memory = figures.memory;
             memory.peak_rss_bytes = peak_rss_bytes().unwrap_or_else(|why| {
@@ -169,6 +171,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
             Diagnostics::default()
         }
     };
+    diagnostics.pass_seconds.insert(0, ("load", loaded));
     record.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok((record, diagnostics))
 }
@@ -538,7 +541,11 @@ fn check<Q: TimerQueue<u64>>(
     }
 }
 
-/// The record's summary of one kind's histogram.
+/// The record's summary of one kind's histogram. `mean_ns` has the probe's own cost
+/// (`overhead_ns`, what an empty unit records) subtracted, clamped at 0; the percentiles
+/// and the maximum are the values as recorded (to the histogram's 3 significant digits),
+/// probe cost included, since a distribution cannot be shifted by a mean; the histogram
+/// too holds the raw values.
 fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Result<Latency> {
     let mut percentiles = BTreeMap::new();
     for (name, quantile) in [
