@@ -57,8 +57,9 @@ use timerbench_workloads::{Program, load, load_unchecked};
 /// (one JSON line) on standard output. Run by `timerbench run`, one process per cell.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Also write on standard error what the record has no field for: the allocations
-    /// made inside each timed replay, and the cost of a probe with each clock.
+    /// Also write on standard error what the record has no field for: the allocations and
+    /// minor page faults inside each timed replay, the probe's cost, the allocator's
+    /// settings and the time of each pass.
     #[arg(long)]
     diagnostics: bool,
     /// Read no spec: measure an empty latency probe with each clock (the TSC through
