@@ -7,6 +7,10 @@
 //! is one message on standard error and exit status 2. A crash, panic or time-out is the
 //! parent's to record, from the exit status.
 //!
+//! The process first re-executes itself once with glibc's allocator told never to map or
+//! unmap memory of its own accord ([`GLIBC_TUNABLES`]), so that a pass reuses the pages an
+//! earlier pass faulted in rather than paying fresh page faults inside a timed replay.
+//!
 //! Everything happens in this one process, in this order, each pass with a queue of its
 //! own (built with `with_capacity` of the workload's peak, and dropped before the next
 //! pass) and a fresh handle table, so that no pass inherits another's state:
@@ -17,12 +21,14 @@
 //!    the reference in every field. If it does not, the workload is loaded again with the
 //!    model and a full [`replay`] names the first differing firing, and the record is
 //!    `unverified`, without figures: a wrong structure's speed is never reported;
-//! 3. throughput: `repeat` replays with the [`Quiet`] observer, `Instant` around `drive`
+//! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; it goes
+//!    before the timed passes so that the first timed repeat does not pay the page faults
+//!    of a queue's first use of fresh memory;
+//! 4. throughput: `repeat` replays with the [`Quiet`] observer, `Instant` around `drive`
 //!    only, each checked against the reference's counts;
-//! 4. latency: one replay with a clock read before and after every unit (an operation
+//! 5. latency: one replay with a clock read before and after every unit (an operation
 //!    line, or one tick of a `t`), every unit recorded in a histogram per kind (never
-//!    sampled), and the slowest advance per window of the run;
-//! 5. memory: one replay under the counting allocator ([`crate::alloc`]).
+//!    sampled), and the slowest advance per window of the run.
 
 use crate::alloc;
 use crate::schema::{
@@ -51,8 +57,9 @@ use timerbench_workloads::{Program, load, load_unchecked};
 /// (one JSON line) on standard output. Run by `timerbench run`, one process per cell.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Also write on standard error what the record has no field for: the allocations
-    /// made inside each timed replay, and the cost of a probe with each clock.
+    /// Also write on standard error what the record has no field for: the allocations and
+    /// minor page faults inside each timed replay, the probe's cost, the allocator's
+    /// settings and the time of each pass.
     #[arg(long)]
     diagnostics: bool,
     /// Read no spec: measure an empty latency probe with each clock (the TSC through
@@ -67,6 +74,7 @@ const BAD_SPEC: u8 = 2;
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    tune_allocator();
     if args.compare_clocks {
         compare_clocks();
         return Ok(ExitCode::SUCCESS);
@@ -95,6 +103,49 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The environment variable that marks a process already re-executed by
+/// [`tune_allocator`].
+const TUNED: &str = "TIMERBENCH_CELL_TUNED";
+
+/// glibc's allocator settings for a measuring process: never `mmap` a block (so that a
+/// large block freed by one pass is reused, already faulted in, by the next, instead of
+/// being unmapped and faulted in afresh inside a timed replay), and never give the heap's
+/// top back to the kernel. Measured on `hold`: without them every timed repeat at 3M
+/// timers took 23,436 minor page faults inside `drive` (the queue's 92 MB, fresh each
+/// time), and at 1M the first repeat 3,714; with them, none.
+const GLIBC_TUNABLES: &str =
+    "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615";
+
+/// Re-executes this very binary (`/proc/self/exe`, the same file even if it was replaced
+/// on disk since), with the same arguments and standard streams, under
+/// [`GLIBC_TUNABLES`], unless this process is that re-execution already. glibc reads its
+/// tunables only at start-up. If the re-execution fails, the cell goes on untuned.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_allocator() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os(TUNED).is_some() {
+        return;
+    }
+    let tunables = match std::env::var("GLIBC_TUNABLES") {
+        Ok(given) if !given.is_empty() => format!("{given}:{GLIBC_TUNABLES}"),
+        _ => GLIBC_TUNABLES.to_string(),
+    };
+    let mut arguments = std::env::args_os();
+    let name = arguments.next().unwrap_or_else(|| "timerbench".into());
+    // `exec` returns only on failure.
+    let error = std::process::Command::new("/proc/self/exe")
+        .arg0(name)
+        .args(arguments)
+        .env("GLIBC_TUNABLES", tunables)
+        .env(TUNED, "1")
+        .exec();
+    eprintln!("timerbench cell: note: running with the default allocator settings: {error}");
+}
+
+/// Elsewhere the allocator is left as it is.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
+
 /// The spec in `input`, or why it cannot be used.
 pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
     let spec: CellSpec = serde_json::from_str(input).map_err(|e| format!("{e}"))?;
@@ -116,7 +167,9 @@ pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
 /// `elapsed_seconds`. An error is a cell that could not run (an unreadable workload, say),
 /// not one that did not verify.
 pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord, Diagnostics)> {
+    let loading = Instant::now();
     let program = load_unchecked(&spec.workload_path)?;
+    let loaded = loading.elapsed().as_secs_f64();
     let visitor = Measure {
         spec,
         program: &program,
@@ -147,7 +200,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
         memory: None,
         elapsed_seconds: 0.0,
     };
-    let diagnostics = match outcome {
+    let mut diagnostics = match outcome {
         Outcome::Measured(figures) => {
             let mut memory = figures.memory;
             memory.peak_rss_bytes = peak_rss_bytes().unwrap_or_else(|why| {
@@ -169,6 +222,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
             Diagnostics::default()
         }
     };
+    diagnostics.pass_seconds.insert(0, ("load", loaded));
     record.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok((record, diagnostics))
 }
@@ -179,6 +233,9 @@ pub struct Diagnostics {
     /// Allocations made inside `drive` in each timed repeat (0 for a structure that is
     /// fully sized by `with_capacity`).
     pub throughput_drive_allocations: Vec<u64>,
+    /// Minor page faults taken inside `drive` in each timed repeat (0 where
+    /// `/proc/self/stat` cannot be read).
+    pub throughput_drive_page_faults: Vec<u64>,
     /// Allocations made by `with_capacity` in the memory pass.
     pub construction_allocations: u64,
     /// Allocations made inside `drive` in the memory pass.
@@ -186,16 +243,17 @@ pub struct Diagnostics {
     /// The latency clock's probe cost: what an empty unit records, and what a before/after
     /// pair costs the loop, nanoseconds.
     pub probe: Option<ProbeCost>,
-    /// Seconds per pass: load, warm-up, throughput, latency, memory.
+    /// Seconds per pass: load, warm-up, memory, throughput, latency.
     pub pass_seconds: Vec<(&'static str, f64)>,
 }
 
 impl Diagnostics {
     fn print(&self) {
         eprintln!(
-            "timerbench cell: allocations inside drive per timed repeat: {:?}; memory pass: \
-             {} in with_capacity, {} inside drive",
+            "timerbench cell: inside drive per timed repeat: allocations {:?}, minor page \
+             faults {:?}; memory pass: {} allocations in with_capacity, {} inside drive",
             self.throughput_drive_allocations,
+            self.throughput_drive_page_faults,
             self.construction_allocations,
             self.memory_drive_allocations
         );
@@ -205,6 +263,13 @@ impl Diagnostics {
                  before/after pair",
                 probe.recorded_ns, probe.pair_ns
             );
+        }
+        match std::env::var(TUNED) {
+            Ok(_) => eprintln!(
+                "timerbench cell: allocator: GLIBC_TUNABLES={}",
+                std::env::var("GLIBC_TUNABLES").unwrap_or_default()
+            ),
+            Err(_) => eprintln!("timerbench cell: allocator: default settings"),
         }
         let passes: Vec<String> = self
             .pass_seconds
@@ -297,6 +362,45 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         })
     };
 
+    // Memory, before the timed passes: it is also the untimed replay that settles the
+    // allocator. Without it the first timed repeat is the first to write a queue of full
+    // capacity, and pays the page faults of memory fresh from the kernel (measured: 20-25%
+    // slower than the other repeats at 100k timers, for every implementation).
+    // Everything but the queue exists before the baseline.
+    let memory = {
+        let mut handles = empty_handles(program);
+        let mut counts = Counts::default();
+        let baseline = alloc::live_bytes();
+        alloc::reset_peak();
+        let before = alloc::allocations();
+        let mut queue = Q::with_capacity(capacity);
+        let built = alloc::allocations();
+        let result = drive(&mut queue, program, &mut handles, &mut counts, &mut Quiet);
+        let peak = alloc::peak_bytes();
+        let after = alloc::allocations();
+        if let Err(message) = check(result, &counts, &queue, reference) {
+            return unverified(format!("memory pass: {message}"));
+        }
+        drop(queue);
+        diagnostics.construction_allocations = built - before;
+        diagnostics.memory_drive_allocations = after - built;
+        let peak_live_bytes = peak.saturating_sub(baseline);
+        let allocations = after - before;
+        Memory {
+            peak_live_bytes,
+            peak_pending,
+            bytes_per_pending_timer: if peak_pending == 0 {
+                0.0
+            } else {
+                peak_live_bytes as f64 / peak_pending as f64
+            },
+            allocations,
+            allocations_per_op: allocations as f64 / reference.operations.max(1) as f64,
+            peak_rss_bytes: 0,
+        }
+    };
+    lap("memory", &mut diagnostics);
+
     // Throughput.
     let mut per_op = Vec::with_capacity(spec.repeat as usize);
     let mut per_fired = Vec::with_capacity(spec.repeat as usize);
@@ -304,6 +408,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         let mut handles = empty_handles(program);
         let mut counts = Counts::default();
         let mut queue = Q::with_capacity(capacity);
+        let faults = minor_page_faults();
         let allocations = alloc::allocations();
         let timer = Instant::now();
         let result = drive(&mut queue, program, &mut handles, &mut counts, &mut Quiet);
@@ -311,6 +416,9 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         diagnostics
             .throughput_drive_allocations
             .push(alloc::allocations() - allocations);
+        diagnostics
+            .throughput_drive_page_faults
+            .push(minor_page_faults().saturating_sub(faults));
         if let Err(message) = check(result, &counts, &queue, reference) {
             return unverified(format!("timed repeat {repeat}: {message}"));
         }
@@ -363,41 +471,6 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     };
     diagnostics.probe = Some(probe_cost);
     lap("latency", &mut diagnostics);
-
-    // Memory: everything but the queue exists before the baseline.
-    let memory = {
-        let mut handles = empty_handles(program);
-        let mut counts = Counts::default();
-        let baseline = alloc::live_bytes();
-        alloc::reset_peak();
-        let before = alloc::allocations();
-        let mut queue = Q::with_capacity(capacity);
-        let built = alloc::allocations();
-        let result = drive(&mut queue, program, &mut handles, &mut counts, &mut Quiet);
-        let peak = alloc::peak_bytes();
-        let after = alloc::allocations();
-        if let Err(message) = check(result, &counts, &queue, reference) {
-            return unverified(format!("memory pass: {message}"));
-        }
-        drop(queue);
-        diagnostics.construction_allocations = built - before;
-        diagnostics.memory_drive_allocations = after - built;
-        let peak_live_bytes = peak.saturating_sub(baseline);
-        let allocations = after - before;
-        Memory {
-            peak_live_bytes,
-            peak_pending,
-            bytes_per_pending_timer: if peak_pending == 0 {
-                0.0
-            } else {
-                peak_live_bytes as f64 / peak_pending as f64
-            },
-            allocations,
-            allocations_per_op: allocations as f64 / reference.operations.max(1) as f64,
-            peak_rss_bytes: 0,
-        }
-    };
-    lap("memory", &mut diagnostics);
 
     Ok(Outcome::Measured(Box::new(Figures {
         digest: summary.digest,
@@ -538,7 +611,11 @@ fn check<Q: TimerQueue<u64>>(
     }
 }
 
-/// The record's summary of one kind's histogram.
+/// The record's summary of one kind's histogram. `mean_ns` has the probe's own cost
+/// (`overhead_ns`, what an empty unit records) subtracted, clamped at 0; the percentiles
+/// and the maximum are the values as recorded (to the histogram's 3 significant digits),
+/// probe cost included, since a distribution cannot be shifted by a mean; the histogram
+/// too holds the raw values.
 fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Result<Latency> {
     let mut percentiles = BTreeMap::new();
     for (name, quantile) in [
@@ -740,6 +817,19 @@ fn compare_clocks() {
         "(quanta's calibration took {:.1} ms)",
         calibration.as_secs_f64() * 1e3
     );
+}
+
+/// Minor page faults of this process so far (`minflt`, the tenth field of
+/// `/proc/self/stat`), or 0 where that cannot be read.
+fn minor_page_faults() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // The command name, field 2, is in parentheses and may hold spaces.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|field| field.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The process's peak resident set, from `VmHWM` in `/proc/self/status`.

@@ -341,6 +341,39 @@ fn a_missing_workload_fails_clearly() {
 }
 
 #[test]
+fn the_cell_runs_with_the_allocator_tuned_and_tells_its_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut spec, _) = workload(dir.path(), "hold", 1000, &[]);
+    spec.key.implementation = "binary-heap".into();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(["cell", "--diagnostics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(&spec).unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let record: CellRecord = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(record.status, Status::Ok);
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        assert!(
+            stderr.contains("allocator: GLIBC_TUNABLES=glibc.malloc.mmap_max=0"),
+            "{stderr}"
+        );
+    }
+    // A heap built with its capacity does not allocate while it replays.
+    assert!(
+        stderr.contains("allocations [0, 0, 0], minor page faults"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("passes: load "), "{stderr}");
+}
+
+#[test]
 fn the_subcommand_is_hidden() {
     let output = Command::new(env!("CARGO_BIN_EXE_timerbench"))
         .arg("--help")
