@@ -32,8 +32,7 @@
 
 use crate::alloc;
 use crate::schema::{
-    AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, SCHEMA_VERSION, Status,
-    Throughput, spread,
+    AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput, spread,
 };
 use anyhow::Context;
 use base64::Engine;
@@ -177,29 +176,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
     let outcome = registry::visit(&spec.key.implementation, visitor)
         .with_context(|| format!("unknown implementation `{}`", spec.key.implementation))??;
     drop(program);
-    let mut record = CellRecord {
-        schema: SCHEMA_VERSION,
-        key: spec.key.clone(),
-        family: spec.family.clone(),
-        params: spec.params.clone(),
-        ops: spec.ops,
-        seed: spec.seed,
-        generator: spec.generator.clone(),
-        // Every registry implementation is the project's own.
-        peer: false,
-        status: Status::Ok,
-        reason: None,
-        operations: spec.reference.operations,
-        fired: spec.reference.fired,
-        reference_digest: spec.reference.digest.clone(),
-        digest: None,
-        throughput: None,
-        latency: BTreeMap::new(),
-        clock: None,
-        advance_series: None,
-        memory: None,
-        elapsed_seconds: 0.0,
-    };
+    let mut record = CellRecord::for_spec(spec, Status::Ok, None);
     let mut diagnostics = match outcome {
         Outcome::Measured(figures) => {
             let mut memory = figures.memory;

@@ -19,7 +19,7 @@
 //! loses nothing it finished.
 
 use crate::environment;
-use crate::schema::{CellKey, CellRecord, CellSpec, SCHEMA_VERSION, Status, SummaryRow};
+use crate::schema::{CellKey, CellRecord, CellSpec, Status, SummaryRow};
 use crate::table::duration;
 use anyhow::{Context, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -417,26 +417,8 @@ fn run_cell(
 /// The record of a cell that produced none.
 fn failure_record(spec: &CellSpec, status: Status, reason: String, elapsed: f64) -> CellRecord {
     CellRecord {
-        schema: SCHEMA_VERSION,
-        key: spec.key.clone(),
-        family: spec.family.clone(),
-        params: spec.params.clone(),
-        ops: spec.ops,
-        seed: spec.seed,
-        generator: spec.generator.clone(),
-        peer: false,
-        status,
-        reason: Some(reason),
-        operations: spec.reference.operations,
-        fired: spec.reference.fired,
-        reference_digest: spec.reference.digest.clone(),
-        digest: None,
-        throughput: None,
-        latency: BTreeMap::new(),
-        clock: None,
-        advance_series: None,
-        memory: None,
         elapsed_seconds: elapsed,
+        ..CellRecord::for_spec(spec, status, Some(reason))
     }
 }
 

@@ -186,6 +186,35 @@ pub struct CellRecord {
     pub elapsed_seconds: f64,
 }
 
+impl CellRecord {
+    /// The record of `spec`'s cell with its identity filled in, the given status and
+    /// reason, and no figures yet.
+    pub fn for_spec(spec: &CellSpec, status: Status, reason: Option<String>) -> Self {
+        CellRecord {
+            schema: SCHEMA_VERSION,
+            key: spec.key.clone(),
+            family: spec.family.clone(),
+            params: spec.params.clone(),
+            ops: spec.ops,
+            seed: spec.seed,
+            generator: spec.generator.clone(),
+            peer: false,
+            status,
+            reason,
+            operations: spec.reference.operations,
+            fired: spec.reference.fired,
+            reference_digest: spec.reference.digest.clone(),
+            digest: None,
+            throughput: None,
+            latency: BTreeMap::new(),
+            clock: None,
+            advance_series: None,
+            memory: None,
+            elapsed_seconds: 0.0,
+        }
+    }
+}
+
 /// `environment.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {

@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 #[path = "../src/schema.rs"]
 mod schema;
+mod support;
 
 use base64::Engine;
 use schema::{CellKey, CellRecord, CellSpec, Status};
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use support::text;
 use timerbench_impls::IMPLEMENTATIONS;
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::program::Step;
@@ -35,10 +37,6 @@ fn cell(input: &[u8]) -> Output {
         .write_all(input)
         .expect("the child reads its spec");
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Runs a cell that must exit 0 and answer one record on one line.

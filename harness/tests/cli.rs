@@ -1,34 +1,14 @@
 //! The `timerbench` command as a user meets it: exit codes, messages, files written or not.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use support::{assert_fails_with, text, timerbench};
 use timerbench_impls::IMPLEMENTATIONS;
 use timerbench_workloads::families::FAMILIES;
 
-fn timerbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timerbench"))
-        .args(args)
-        .output()
-        .expect("the timerbench binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads/examples")
-}
-
-/// Asserts a clean failure: non-zero exit, no panic, and `needle` on standard error.
-fn assert_fails_with(output: &Output, needle: &str) {
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success(), "should fail: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        stderr.contains(needle),
-        "stderr lacks {needle:?}:\n{stderr}"
-    );
 }
 
 #[test]

@@ -1,30 +1,9 @@
 //! `timerbench report` as a user meets it: a report from a real small run, found by default
 //! under `results/`, and clear failures that write nothing.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn timerbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timerbench"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the timerbench binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_fails_with(output: &Output, needle: &str) {
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success(), "should fail: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        stderr.contains(needle),
-        "stderr lacks {needle:?}:\n{stderr}"
-    );
-}
+use support::{assert_fails_with, text, timerbench_in as timerbench};
 
 #[test]
 fn a_report_of_a_real_small_run() {

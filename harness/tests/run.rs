@@ -1,22 +1,13 @@
 //! `timerbench run` as a user meets it: a complete results folder, nothing lost when a
 //! run is interrupted and resumed, and one crashing cell not taking the others with it.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn timerbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timerbench"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the timerbench binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{text, timerbench_in as timerbench};
 
 /// `(workload, timers, implementation, status)` of each complete line of `results.jsonl`
 /// (a line being written has no newline yet).

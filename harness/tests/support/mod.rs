@@ -1,0 +1,36 @@
+//! What the command-line tests share: running the binary and reading its output.
+
+#![allow(dead_code)] // Each test file uses a different part.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `timerbench ARGS` in `cwd`.
+pub fn timerbench_in(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the timerbench binary runs")
+}
+
+/// Runs `timerbench ARGS` here.
+pub fn timerbench(args: &[&str]) -> Output {
+    timerbench_in(args, Path::new("."))
+}
+
+/// Bytes as text, lossily.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts a clean failure: non-zero exit, no panic, and `needle` on standard error.
+pub fn assert_fails_with(output: &Output, needle: &str) {
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "should fail: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(needle),
+        "stderr lacks {needle:?}:\n{stderr}"
+    );
+}
