@@ -17,17 +17,18 @@
 //!   paused clock's base; nothing afterwards depends on it). One tick is one millisecond,
 //!   the queue's resolution; tick `t` is the `Instant` `origin + t ms`.
 //! - `advance(to)`, inside `block_on`: `tokio::time::advance` by `to − now`, then drain
-//!   `poll_expired` with a no-op waker. When it returns `Pending` while `peek()` is already
-//!   due, `yield_now().await` and poll again (`shared/research/dependencies.md` §3):
-//!   without that the queue silently under-delivers. The cause, read in tokio 1.54: the
-//!   queue polls a `Sleep` on every `poll_expired`, each poll spends one unit of the task's
-//!   cooperative budget (128 per task poll), and once it is spent every tokio resource
-//!   returns `Pending` until the task yields. `peek()` being due is not the whole test,
-//!   though: above level 0, `peek()` names a slot's most recently inserted entry, which
-//!   may be later than `to` while an earlier one in the same slot is due (the random test
-//!   caught this on a 2^31-tick jump). The adapter therefore also yields whenever
-//!   `tokio::task::coop::has_budget_remaining()` is false; a `Pending` with budget left
-//!   and nothing due in `peek()` is genuine.
+//!   `poll_expired` with a no-op waker; when it returns `Pending` but the next entry is
+//!   due, `yield_now().await` and poll again (`shared/research/dependencies.md` §3): a
+//!   drain that stops at the first `Pending` silently under-delivers. The cause, read in
+//!   tokio 1.54: every `poll_expired` polls the queue's `Sleep`, each poll spends one unit
+//!   of the task's cooperative budget (128 per task poll), and once it is spent every
+//!   tokio resource returns `Pending` until the task yields. The recipe detects that case
+//!   by `peek()` being due; the adapter asks the budget directly
+//!   (`tokio::task::coop::has_budget_remaining()`), because `peek()` scans a whole slot (a
+//!   million entries in `start_stop/1M`'s resident slots: 14 ms per `advance`) and a tokio
+//!   program awaiting the queue never calls it. With budget left, `Pending` is genuine (a
+//!   freshly armed `Sleep` already past fires as it registers); debug builds assert that
+//!   `peek()` is then not due, i.e. that the recipe's test would not have yielded either.
 //! - Order within one advance: the queue keeps timers started at or before its wheel's
 //!   clock in a LIFO stack (`expired`) that `poll_expired` empties first, so past-due
 //!   timers come out in reverse start order, not by deadline (and their `deadline()` is
@@ -40,14 +41,10 @@
 //!   generational arena slots, each holding the timer's deadline, its `DelayQueue` key and
 //!   its value; the queue holds only the arena index. `stop` resolves the handle in the
 //!   arena first, so a stale handle is refused before any key is used.
-//! - `next_deadline`: `peek()` names an entry of the next slot to expire, but for a slot
-//!   above level 0 that entry is the slot's most recently inserted, not its earliest, so
-//!   `deadline(&peek())` is not a lower bound. The adapter returns the start of that slot
-//!   instead (the deadline the queue's own `Sleep` is armed at): the slot's level follows
-//!   from the entry's deadline and the wheel's clock, which `DelayQueue` does not expose;
-//!   the adapter reads it by inserting a probe at time 0, which the queue clamps to its
-//!   clock (`deadline(&probe)`), and removing it. Each round of
-//!   `advance(next_deadline)` then cascades one level or fires: at most [`STEPS`] rounds.
+//! - `next_deadline`: the earliest overdue deadline if a timer was started at or before
+//!   `now`, else `deadline(&peek())`. In tokio-util 0.7.20 `peek()` scans the next slot
+//!   to expire for its earliest entry (`Stack::peek_earliest`), so this is exact, at a cost
+//!   of O(entries in that slot).
 //! - Runtime context: creating a `Sleep` needs one. The queue creates one only when it has
 //!   none armed (empty, or only past-due entries); `start` enters the runtime's context
 //!   in exactly those cases, so the common path pays nothing a tokio program would not.
@@ -66,9 +63,9 @@
 //! | --- | --- |
 //! | `start` | O(1): slab insert, stack push, maybe a `Sleep` reset in the runtime's timer |
 //! | `stop` | O(1): unlink, slab free (eager); the next slot is recomputed (six bitmap scans) |
-//! | `advance`, per fired timer | O(1) amortised: up to five cascades; a new `Box<Sleep>` per `poll_expired` (one allocation per expiry), and a `yield_now` about every 128 expiries |
+//! | `advance`, per fired timer | O(1) amortised: up to five cascades; a new `Box<Sleep>` per `poll_expired` (one allocation per expiry), and a `yield_now` every 128 polls |
 //! | `advance`, per tick | nothing: the wheel jumps with its bitmaps; but each `advance` is a `block_on` and a `tokio::time::advance` |
-//! | `next_deadline` | O(1): a probe insert and remove, six bitmap scans |
+//! | `next_deadline` | O(entries in the next slot to expire): `peek()` scans it; exact |
 //!
 //! # Empty time
 //!
@@ -79,7 +76,7 @@
 //!
 //! Exact at tick granularity: 1 tick = 1 ms, deadlines are whole milliseconds, so
 //! `DelayQueue`'s rounding up to the millisecond changes nothing and the reference matches
-//! exactly. `next_deadline` is a lower bound reached in at most [`STEPS`] rounds.
+//! exactly, and `next_deadline` is exact.
 //! What it cannot do, refused by a panic that names the limit:
 //!
 //! - a deadline [`HORIZON`] = 2^36 − 2^30 ms or more after the wheel's clock.
@@ -118,11 +115,8 @@ pub const HORIZON: Tick = (1 << 36) - (1 << 30);
 /// The clock's limit, 2^52 ticks.
 pub const MAX_CLOCK: Tick = 1 << 52;
 
-/// Rounds of `advance(next_deadline)` that fire the earliest timer: five cascades (levels
-/// 5 to 1) and the level-0 slot, plus one for a slot already past.
-pub const STEPS: u32 = 7;
-
-/// The queue's item for the probe that reads the wheel clock (no arena slot has it).
+/// The queue's item for the probe that reads the wheel clock (no arena slot has it): a
+/// probe inserted at time 0 is clamped to the clock, which `deadline(&probe)` then tells.
 const PROBE: u32 = u32::MAX;
 
 /// A pending timer as the adapter keeps it.
@@ -227,28 +221,10 @@ impl<V> TokioDelayQueue<V> {
     }
 }
 
-/// The start of the wheel slot that holds an entry due at `when` (both in ms since the
-/// queue's time 0) when the wheel's clock is `elapsed`: tokio-util's `level_for`, then the
-/// entry's time with the level's slot bits cleared.
-fn slot_start(elapsed: Tick, when: Tick) -> Tick {
-    let mut masked = (elapsed ^ when) | 63;
-    if masked >= MAX_DURATION {
-        masked = MAX_DURATION - 1;
-    }
-    let level = (63 - masked.leading_zeros()) / 6;
-    when & !((1u64 << (6 * level)) - 1)
-}
-
 /// Drains every expired entry of `queue` into `fired`; returns the yields it took.
 ///
-/// `poll_expired` returns `Pending` in two cases: the queue's `Sleep` is genuinely in the
-/// future, or the task's cooperative budget (128 polls of tokio resources per task poll)
-/// ran out, which makes every tokio resource say `Pending` until the task yields. The
-/// second case is the under-delivery of `shared/research/dependencies.md` §3: the recipe
-/// there yields when `peek()` is already due, which misses a due entry behind a later
-/// one in a slot above level 0 (`peek()` names the slot's last-inserted entry). So the
-/// drain yields whenever the budget is spent, and also, as the recipe does, whenever
-/// `peek()` is due; otherwise `Pending` is genuine and the drain is complete.
+/// `Pending` with the task's cooperative budget spent is the under-delivery case: yield
+/// (the budget is renewed) and poll again. `Pending` with budget left is genuine.
 async fn drain(queue: &mut DelayQueue<u32>, fired: &mut Vec<u32>) -> u64 {
     let mut context = Context::from_waker(Waker::noop());
     let mut yields = 0;
@@ -256,16 +232,18 @@ async fn drain(queue: &mut DelayQueue<u32>, fired: &mut Vec<u32>) -> u64 {
         match queue.poll_expired(&mut context) {
             Poll::Ready(Some(expired)) => fired.push(expired.into_inner()),
             Poll::Ready(None) => break,
-            Poll::Pending => {
-                let due = !tokio::task::coop::has_budget_remaining()
-                    || queue
-                        .peek()
-                        .is_some_and(|key| queue.deadline(&key) <= Instant::now());
-                if !due {
-                    break;
-                }
+            Poll::Pending if !tokio::task::coop::has_budget_remaining() => {
                 yields += 1;
                 tokio::task::yield_now().await;
+            }
+            Poll::Pending => {
+                debug_assert!(
+                    queue
+                        .peek()
+                        .is_none_or(|key| queue.deadline(&key) > Instant::now()),
+                    "DelayQueue said Pending with budget left while an entry was due"
+                );
+                break;
             }
         }
     }
@@ -382,14 +360,7 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             return Some(self.overdue_min);
         }
         let key = self.queue.peek().expect("pending timers are in the queue");
-        let entry = self.tick_of(self.queue.deadline(&key)) - self.base;
-        let clock = self.wheel_clock() - self.base;
-        let slot_start = self.base + slot_start(clock, entry);
-        Some(slot_start.max(self.now + 1))
-    }
-
-    fn next_deadline_steps(&self) -> u32 {
-        STEPS
+        Some(self.tick_of(self.queue.deadline(&key)))
     }
 
     fn len(&self) -> usize {
