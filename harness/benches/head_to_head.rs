@@ -10,8 +10,8 @@
 //!
 //! | group | workload (`timerbench gen` family and size) | timed part | elements |
 //! | --- | --- | --- | --- |
-//! | `start_stop/{1k,100k,1M}` | `start-stop --timers N` (N pairs) | the start/stop pairs over the N resident timers | operations |
-//! | `hold/{exponential,uniform,pareto}/{1k,100k,1M}` | `hold --timers N --param dist=D` | the N holds (`n` and restarts) after the fill | operations |
+//! | `start_stop/{1k,100k,1M}` | `start-stop --timers N` (N pairs; 100k at 1M) | the start/stop pairs over the N resident timers | operations |
+//! | `hold/{exponential,uniform,pareto}/{1k,100k,1M}` | `hold --timers N --param dist=D` (N holds; 100k at 1M) | the holds (`n` and restarts) after the fill | operations |
 //! | `keepalive/100k` | `keepalive --timers 100000` | 60,000 one-ms `a 1` with their refreshes | operations |
 //! | `burst/100k` | `burst --timers 100000` | the one `a` that fires all 100k | timers fired |
 //! | `sparse/{tick,jump}` | `sparse --timers 100 --param drive=tick\|next` | 100 timers ~10,000 ticks apart, reached tick by tick or by `n` | operations (each one-tick call counts) |
@@ -43,6 +43,8 @@ struct Case {
     family: &'static str,
     timers: u64,
     params: Vec<(String, String)>,
+    /// `--ops`: the family's default (N) when `None`.
+    ops: Option<u64>,
     /// Leading steps replayed before the clock starts (the fill).
     setup_steps: usize,
     /// Elements of throughput, when not the timed operations.
@@ -59,7 +61,7 @@ impl Case {
         let (samples, warm_up, measurement, flat) = match timers {
             0..=10_000 => (30, 300, 1_000, false),
             10_001..=100_000 => (10, 300, 1_500, true),
-            _ => (10, 200, 2_000, true),
+            _ => (10, 100, 1_000, true),
         };
         Case {
             id,
@@ -69,6 +71,9 @@ impl Case {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            // At 1M the fill is the size; 100k operations over it are enough to time, and keep
+            // a full `cargo bench` within about 20 minutes on two cores.
+            ops: (timers >= 1_000_000).then_some(timers / 10),
             setup_steps: timers as usize,
             elements: None,
             samples,
@@ -132,7 +137,7 @@ struct Prepared {
 fn prepare(case: &Case) -> Prepared {
     let spec = GenSpec {
         timers: case.timers,
-        ops: None,
+        ops: case.ops,
         seed: 1,
         params: case.params.clone(),
     };
