@@ -2,7 +2,7 @@
 
 use crate::table::Table;
 use std::process::ExitCode;
-use timerbench_impls::IMPLEMENTATIONS;
+use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
 use timerbench_workloads::families::FAMILIES;
 
 /// List the implementations and the workload families with their parameters.
@@ -19,6 +19,12 @@ pub fn run(_: &Args) -> anyhow::Result<ExitCode> {
         ]);
     }
     println!("{}\n", table.render("  "));
+    println!("Peers, outside crates behind adapters (--peers, or --impl NAME):\n");
+    let mut peers = Table::new(&["name", "what it is"]);
+    for peer in PEERS {
+        peers.row(vec![peer.name.into(), peer.summary.into()]);
+    }
+    println!("{}\n", peers.render("  "));
     println!("Workload families (timerbench gen FAMILY):");
     for family in FAMILIES {
         let info = family.info();

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use timerbench_impls::registry::{self, IMPLEMENTATIONS};
+use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
 use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
 use timerbench_workloads::program::Firing;
 use timerbench_workloads::replay::{Replay, ReplayError, expiry, replay};
@@ -20,9 +20,13 @@ pub struct Args {
     /// Workload files in the v1 format.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// An implementation to replay through (repeatable; default: all).
+    /// An implementation or peer to replay through (repeatable; default: the project's
+    /// seven, plus the peers with --peers).
     #[arg(long = "impl", value_name = "NAME", value_parser = implementation_names())]
     implementations: Vec<String>,
+    /// Also replay through the peers: outside crates behind adapters.
+    #[arg(long)]
+    peers: bool,
     /// Write the expiry log (`NOW ID DEADLINE` lines, sorted) to PATH; needs one FILE and
     /// one --impl. Written only if the replay verifies.
     #[arg(long, value_name = "PATH")]
@@ -30,7 +34,7 @@ pub struct Args {
 }
 
 fn implementation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(IMPLEMENTATIONS.iter().map(|i| i.name))
+    clap::builder::PossibleValuesParser::new(registry::all().map(|i| i.name))
 }
 
 /// Replays one program through the visited implementation.
@@ -49,7 +53,12 @@ impl QueueVisitor for ReplayThrough<'_> {
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let chosen: Vec<&str> = if args.implementations.is_empty() {
-        IMPLEMENTATIONS.iter().map(|i| i.name).collect()
+        let peers = if args.peers { PEERS } else { &[] };
+        IMPLEMENTATIONS
+            .iter()
+            .chain(peers)
+            .map(|i| i.name)
+            .collect()
     } else {
         args.implementations.iter().map(String::as_str).collect()
     };

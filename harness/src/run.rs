@@ -30,7 +30,7 @@ use std::io::{BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
-use timerbench_impls::IMPLEMENTATIONS;
+use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
 use timerbench_workloads::families::{GENERATORS_REVISION, command_line, generate};
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
@@ -44,9 +44,13 @@ pub struct Args {
     /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied).
     #[arg(long, default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(LEVELS))]
     suite: String,
-    /// Only this implementation (repeatable; default: all).
+    /// Only this implementation or peer (repeatable; default: the project's seven, plus
+    /// the peers with --peers).
     #[arg(long = "impl", value_name = "NAME", value_parser = implementation_names())]
     implementations: Vec<String>,
+    /// Also run the peers: outside crates behind adapters (see `timerbench list`).
+    #[arg(long)]
+    peers: bool,
     /// Only this suite workload (repeatable; default: all; see `timerbench list`).
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
@@ -71,7 +75,7 @@ pub struct Args {
 }
 
 fn implementation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(IMPLEMENTATIONS.iter().map(|i| i.name))
+    clap::builder::PossibleValuesParser::new(registry::all().map(|i| i.name))
 }
 
 /// One planned cell: its case (what to generate) and its implementation.
@@ -236,7 +240,12 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
         cases = resized;
     }
     let implementations: Vec<&str> = if args.implementations.is_empty() {
-        IMPLEMENTATIONS.iter().map(|i| i.name).collect()
+        let peers = if args.peers { PEERS } else { &[] };
+        IMPLEMENTATIONS
+            .iter()
+            .chain(peers)
+            .map(|i| i.name)
+            .collect()
     } else {
         args.implementations.iter().map(String::as_str).collect()
     };

@@ -198,7 +198,7 @@ impl CellRecord {
             ops: spec.ops,
             seed: spec.seed,
             generator: spec.generator.clone(),
-            peer: false,
+            peer: timerbench_impls::registry::is_peer(&spec.key.implementation),
             status,
             reason,
             operations: spec.reference.operations,

@@ -36,8 +36,11 @@ pub mod kafka_wheel;
 pub mod quad_heap;
 pub mod skiplist;
 
+#[cfg(feature = "peers")]
+pub mod peers;
+
 pub use contract::{Tick, TimerId, TimerQueue};
-pub use registry::{IMPLEMENTATIONS, Implementation, QueueVisitor};
+pub use registry::{IMPLEMENTATIONS, Implementation, PEERS, QueueVisitor};
 
 /// The registry: one line per implementation (`module::Type, "name", "summary";`).
 ///
@@ -56,5 +59,31 @@ macro_rules! for_each_implementation {
             hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
             kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
         }
+    };
+}
+
+/// The outside peers (`src/peers/`), in the format of
+/// [`for_each_implementation!`]: one line per peer (`module::Type, "name", "summary";`),
+/// the module relative to `peers`. Empty when the `peers` feature is off, so that callers
+/// need no `cfg` of their own.
+#[cfg(feature = "peers")]
+#[macro_export]
+macro_rules! for_each_peer {
+    ($callback:ident) => {
+        $callback! {
+            delay_queue::TokioDelayQueue, "tokio-delay-queue", "peer: tokio-util's DelayQueue (6 x 64-slot wheel at 1 ms over a slab) on tokio's paused clock, drained with poll_expired; exact at 1 ms";
+            hhwt::Hhwt, "hhwt", "peer: the hierarchical_hash_wheel_timer crate (4 x 256-slot byte wheels, overflow list, Rc/Weak cancellation), driven by tick/can_skip/skip; exact at 1 ms";
+            lazy_heap::StdHeapLazy, "std-heap-lazy", "peer: std::collections::BinaryHeap with lazy deletion (zombies skipped at the root, rebuilt past len/4, Go runtime style); exact";
+            lazy_heap::DaryHeapLazy, "dary-heap-lazy", "peer: the dary_heap crate's 4-ary QuaternaryHeap with lazy deletion, likewise; exact";
+        }
+    };
+}
+
+/// The outside peers: none without the `peers` feature.
+#[cfg(not(feature = "peers"))]
+#[macro_export]
+macro_rules! for_each_peer {
+    ($callback:ident) => {
+        $callback! {}
     };
 }

@@ -18,6 +18,13 @@
 //! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline and each arena
 //! entry keeps its heap position, so `stop` removes eagerly in O(log n).
 //!
+//! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
+//! level's address depends on this level's data and, past the cache, every level's miss
+//! would wait for the one before (a binary heap's branchy sift lets the processor guess
+//! ahead). So each level also reads the four groups the next level can be in, all at once:
+//! on `hold` at 1M timers this made the quad heap about 15% faster, from 0.85× to parity
+//! with the binary heap (see `touch_next_groups`).
+//!
 //! # One timer entry
 //!
 //! | where | bytes (`u64` value) |
@@ -153,6 +160,7 @@ impl<V> QuadHeapTimers<V> {
             if first >= end {
                 break;
             }
+            self.touch_next_groups(first);
             let siblings = &self.groups[first / 4].0;
             let earliest = earliest_lane(siblings);
             let child = siblings[earliest];
@@ -164,6 +172,30 @@ impl<V> QuadHeapTimers<V> {
             self.work += 1;
         }
         self.place(position, moving);
+    }
+
+    /// Reads one deadline from each of the four groups a sift-down can move to after the
+    /// sibling group at `first`, so that their cache misses overlap with this level's
+    /// tournament instead of following it.
+    ///
+    /// The tournament's branch-free select makes the next address depend on this level's
+    /// data, so the processor cannot run ahead down the heap as it does through a binary
+    /// heap's branchy sift (where both candidate children's children share a cache line and
+    /// a guessed branch fetches the right line either way): without this, every level's
+    /// miss waits for the previous one. A plain load of safe code, not a prefetch
+    /// instruction (those need `unsafe`); it costs four loads per level, which at the top
+    /// of the heap hit the cache.
+    #[inline]
+    fn touch_next_groups(&self, first: usize) {
+        let next = first - 2;
+        if let Some(groups) = self.groups.get(next..next + 4) {
+            std::hint::black_box(
+                groups[0].0[0].deadline
+                    ^ groups[1].0[0].deadline
+                    ^ groups[2].0[0].deadline
+                    ^ groups[3].0[0].deadline,
+            );
+        }
     }
 
     /// Takes the slot at `position` out of the heap, filling the hole with the last slot.
