@@ -20,7 +20,7 @@ use crate::schema::{CellKey, CellRecord, Environment, Latency, SCHEMA_VERSION, S
 use anyhow::{Context, anyhow, bail};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use timerbench_impls::IMPLEMENTATIONS;
+use timerbench_impls::{IMPLEMENTATIONS, PEERS};
 use timerbench_workloads::families;
 use timerbench_workloads::suite::SuiteFile;
 
@@ -348,13 +348,22 @@ impl Model {
                 });
             }
         }
-        // Not in the registry: the project's own (from another revision) first, then peers.
+        // Then the peers, in their registry's order, then names this build does not know
+        // (the project's own from another revision first).
         let mut others: Vec<String> = names.into_iter().collect();
-        others.sort_by_key(|name| (peers.contains(name), name.clone()));
+        let peer_order = |name: &str| PEERS.iter().position(|p| p.name == name);
+        others.sort_by_key(|name| {
+            (
+                peers.contains(name),
+                peer_order(name).is_none(),
+                peer_order(name),
+                name.clone(),
+            )
+        });
         for (index, name) in others.into_iter().enumerate() {
             implementations.push(Implementation {
                 peer: peers.contains(&name),
-                summary: None,
+                summary: PEERS.iter().find(|p| p.name == name).map(|p| p.summary),
                 color: OTHER_PALETTE[index % OTHER_PALETTE.len()],
                 name,
             });
