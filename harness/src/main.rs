@@ -12,6 +12,7 @@ mod replay;
 mod report;
 mod run;
 mod schema;
+mod selection;
 mod table;
 
 use clap::{Parser, Subcommand};

@@ -1,13 +1,14 @@
 //! `timerbench replay`: replays workload files through implementations and verifies every
 //! firing against the reference model.
 
+use crate::selection::Selection;
 use crate::table::{Table, duration};
 use anyhow::{Context, bail};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
+use timerbench_impls::registry;
 use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
 use timerbench_workloads::program::Firing;
 use timerbench_workloads::replay::{Replay, ReplayError, expiry, replay};
@@ -20,21 +21,12 @@ pub struct Args {
     /// Workload files in the v1 format.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// An implementation or peer to replay through (repeatable; default: the project's
-    /// seven, plus the peers with --peers).
-    #[arg(long = "impl", value_name = "NAME", value_parser = implementation_names())]
-    implementations: Vec<String>,
-    /// Also replay through the peers: outside crates behind adapters.
-    #[arg(long)]
-    peers: bool,
+    #[command(flatten)]
+    selection: Selection,
     /// Write the expiry log (`NOW ID DEADLINE` lines, sorted) to PATH; needs one FILE and
     /// one --impl. Written only if the replay verifies.
     #[arg(long, value_name = "PATH")]
     expiries: Option<PathBuf>,
-}
-
-fn implementation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(registry::all().map(|i| i.name))
 }
 
 /// Replays one program through the visited implementation.
@@ -52,16 +44,7 @@ impl QueueVisitor for ReplayThrough<'_> {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let chosen: Vec<&str> = if args.implementations.is_empty() {
-        let peers = if args.peers { PEERS } else { &[] };
-        IMPLEMENTATIONS
-            .iter()
-            .chain(peers)
-            .map(|i| i.name)
-            .collect()
-    } else {
-        args.implementations.iter().map(String::as_str).collect()
-    };
+    let chosen = args.selection.names();
     if args.expiries.is_some() && (chosen.len() != 1 || args.files.len() != 1) {
         bail!("--expiries needs exactly one FILE and one --impl (the log of which replay?)");
     }

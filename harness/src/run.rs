@@ -20,6 +20,7 @@
 
 use crate::environment;
 use crate::schema::{CellKey, CellRecord, CellSpec, Status, SummaryRow};
+use crate::selection::Selection;
 use crate::table::duration;
 use anyhow::{Context, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -30,7 +31,6 @@ use std::io::{BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
-use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
 use timerbench_workloads::families::{GENERATORS_REVISION, command_line, generate};
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
@@ -44,13 +44,8 @@ pub struct Args {
     /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied).
     #[arg(long, default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(LEVELS))]
     suite: String,
-    /// Only this implementation or peer (repeatable; default: the project's seven, plus
-    /// the peers with --peers).
-    #[arg(long = "impl", value_name = "NAME", value_parser = implementation_names())]
-    implementations: Vec<String>,
-    /// Also run the peers: outside crates behind adapters (see `timerbench list`).
-    #[arg(long)]
-    peers: bool,
+    #[command(flatten)]
+    selection: Selection,
     /// Only this suite workload (repeatable; default: all; see `timerbench list`).
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
@@ -72,10 +67,6 @@ pub struct Args {
     /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
     #[arg(long, value_name = "CELL", hide = true)]
     inject_panic: Option<String>,
-}
-
-fn implementation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(registry::all().map(|i| i.name))
 }
 
 /// One planned cell: its case (what to generate) and its implementation.
@@ -239,16 +230,7 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
         }
         cases = resized;
     }
-    let implementations: Vec<&str> = if args.implementations.is_empty() {
-        let peers = if args.peers { PEERS } else { &[] };
-        IMPLEMENTATIONS
-            .iter()
-            .chain(peers)
-            .map(|i| i.name)
-            .collect()
-    } else {
-        args.implementations.iter().map(String::as_str).collect()
-    };
+    let implementations = args.selection.names();
     if let Some(target) = &args.inject_panic {
         let exists = cases.iter().any(|c| {
             implementations.iter().any(|i| {
