@@ -3,33 +3,14 @@
 
 mod support;
 
-use support::{assert_fails_with, text, timerbench_in as timerbench};
+use support::{SMALL_RUN, assert_fails_with, text, timerbench_in as timerbench};
 
 #[test]
 fn a_report_of_a_real_small_run() {
     let dir = tempfile::tempdir().unwrap();
-    let run = timerbench(
-        &[
-            "run",
-            "--suite",
-            "smoke",
-            "--workload",
-            "burst",
-            "--workload",
-            "sparse-next",
-            "--timers",
-            "500",
-            "--impl",
-            "btree",
-            "--impl",
-            "hierarchical-wheel",
-            "--repeat",
-            "1",
-            "--out",
-            "results/small",
-        ],
-        dir.path(),
-    );
+    let mut args = SMALL_RUN.to_vec();
+    args.extend(["--out", "results/small"]);
+    let run = timerbench(&args, dir.path());
     assert!(run.status.success(), "{}", text(&run.stderr));
 
     // No folder named: the newest under results/ (the workload cache is not a run).

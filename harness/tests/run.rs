@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{text, timerbench_in as timerbench};
+use support::{SMALL_RUN, assert_succeeded, text, timerbench_in as timerbench};
 
 /// `(workload, timers, implementation, status)` of each complete line of `results.jsonl`
 /// (a line being written has no newline yet).
@@ -27,40 +27,14 @@ fn cells(folder: &Path) -> Vec<(String, u64, String, String)> {
         .collect()
 }
 
-/// A small selection: two workloads, two sizes, two implementations, one repeat.
-const SMALL: &[&str] = &[
-    "run",
-    "--suite",
-    "smoke",
-    "--workload",
-    "burst",
-    "--workload",
-    "sparse-next",
-    "--timers",
-    "500",
-    "--timers",
-    "1000",
-    "--impl",
-    "btree",
-    "--impl",
-    "hierarchical-wheel",
-    "--repeat",
-    "1",
-];
-
 #[test]
 fn a_run_writes_a_complete_results_folder() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("run");
-    let mut args = SMALL.to_vec();
+    let mut args = SMALL_RUN.to_vec();
     args.extend(["--out", out.to_str().unwrap()]);
     let output = timerbench(&args, root.path());
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
+    assert_succeeded(&output);
     let recorded = cells(&out);
     assert_eq!(recorded.len(), 8, "{recorded:?}");
     assert!(recorded.iter().all(|c| c.3 == "ok"), "{recorded:?}");
@@ -107,7 +81,7 @@ fn a_run_writes_a_complete_results_folder() {
     }
     // The workloads were cached beside the run and are reused by the next one.
     let again = root.path().join("again");
-    let mut args = SMALL.to_vec();
+    let mut args = SMALL_RUN.to_vec();
     args.extend(["--out", again.to_str().unwrap()]);
     let output = timerbench(&args, root.path());
     assert!(
@@ -121,7 +95,7 @@ fn a_run_writes_a_complete_results_folder() {
 fn a_cell_that_panics_is_recorded_and_the_others_go_on() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("run");
-    let mut args = SMALL.to_vec();
+    let mut args = SMALL_RUN.to_vec();
     args.extend([
         "--out",
         out.to_str().unwrap(),
@@ -157,7 +131,7 @@ fn a_cell_that_panics_is_recorded_and_the_others_go_on() {
 fn an_interrupted_run_resumes_without_losing_or_repeating_a_cell() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("run");
-    let mut args = SMALL.to_vec();
+    let mut args = SMALL_RUN.to_vec();
     args.extend(["--out", out.to_str().unwrap()]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_timerbench"))
         .args(&args)
@@ -185,14 +159,9 @@ fn an_interrupted_run_resumes_without_losing_or_repeating_a_cell() {
     );
 
     let mut args = vec!["run", "--resume", out.to_str().unwrap()];
-    args.extend(&SMALL[1..]);
+    args.extend(&SMALL_RUN[1..]);
     let output = timerbench(&args, root.path());
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
+    assert_succeeded(&output);
     let after = cells(&out);
     assert_eq!(after.len(), 8, "{after:?}");
     let unique: BTreeSet<_> = after.iter().map(|c| (&c.0, c.1, &c.2)).collect();

@@ -34,3 +34,35 @@ pub fn assert_fails_with(output: &Output, needle: &str) {
         "stderr lacks {needle:?}:\n{stderr}"
     );
 }
+
+/// A small `timerbench run` selection: two workloads, two sizes, two implementations, one
+/// repeat (8 cells); add `--out DIR`.
+pub const SMALL_RUN: &[&str] = &[
+    "run",
+    "--suite",
+    "smoke",
+    "--workload",
+    "burst",
+    "--workload",
+    "sparse-next",
+    "--timers",
+    "500",
+    "--timers",
+    "1000",
+    "--impl",
+    "btree",
+    "--impl",
+    "hierarchical-wheel",
+    "--repeat",
+    "1",
+];
+
+/// Asserts success, showing both outputs otherwise.
+pub fn assert_succeeded(output: &Output) {
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
