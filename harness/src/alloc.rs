@@ -23,11 +23,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The system allocator with counters. Installed as the global allocator of `timerbench`.
+/// The system allocator with counters. The `timerbench` binary installs it as its global
+/// allocator (`src/main.rs`); code linked without it (the benches) sees the counters stay 0.
 pub struct Counting;
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 static LIVE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
@@ -123,6 +121,10 @@ unsafe impl GlobalAlloc for Counting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The library's own test binary installs the counter, as the `timerbench` binary does.
+    #[global_allocator]
+    static TEST_GLOBAL: Counting = Counting;
 
     /// Other tests of this binary run on other threads and allocate too, so the checks
     /// allow them a megabyte of slack around a block much larger than that.

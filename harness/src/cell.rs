@@ -649,6 +649,12 @@ impl Tsc {
     }
 }
 
+impl Default for Tsc {
+    fn default() -> Self {
+        Tsc::new()
+    }
+}
+
 impl ProbeClock for Tsc {
     type Stamp = u64;
 

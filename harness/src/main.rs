@@ -1,59 +1,14 @@
 //! `timerbench`: run the suite (the main job), replay, generate and list timer workloads.
 //!
-//! Every failure is one clear message on standard error and a non-zero exit: a malformed
-//! workload names its file and line, a bad flag names the flag.
+//! The binary is only the entry point and the counting allocator (which must be the
+//! binary's global allocator for the memory pass to see the queues' allocations); every
+//! subcommand lives in the library.
 
-mod alloc;
-mod cell;
-mod environment;
-mod generate;
-mod list;
-mod replay;
-mod report;
-mod run;
-mod schema;
-mod selection;
-mod table;
-
-use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// The timer-queue workbench: replay workloads through every implementation and verify
-/// them, generate the standard workload families, list what is available.
-#[derive(Parser)]
-#[command(name = "timerbench", version, propagate_version = true)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    Replay(replay::Args),
-    #[command(name = "gen")]
-    Generate(generate::Args),
-    List(list::Args),
-    Run(run::Args),
-    #[command(hide = true)]
-    Cell(cell::Args),
-    Report(report::Args),
-}
+#[global_allocator]
+static GLOBAL: timerbench::alloc::Counting = timerbench::alloc::Counting;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Replay(args) => replay::run(&args),
-        Command::Generate(args) => generate::run(&args),
-        Command::List(args) => list::run(&args),
-        Command::Run(args) => run::run(&args),
-        Command::Cell(args) => cell::run(&args),
-        Command::Report(args) => report::run(&args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("timerbench: error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    timerbench::main()
 }

@@ -1,0 +1,61 @@
+//! The `timerbench` library: every subcommand, the measuring child and its passes, so that
+//! the binary (`src/main.rs`) is a thin entry point and `cargo bench` reuses the same code.
+//!
+//! Every failure is one clear message on standard error and a non-zero exit: a malformed
+//! workload names its file and line, a bad flag names the flag.
+
+pub mod alloc;
+pub mod cell;
+pub mod environment;
+pub mod generate;
+pub mod list;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod schema;
+pub mod selection;
+pub mod table;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// The timer-queue workbench: replay workloads through every implementation and verify
+/// them, generate the standard workload families, list what is available.
+#[derive(Parser)]
+#[command(name = "timerbench", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Replay(replay::Args),
+    #[command(name = "gen")]
+    Generate(generate::Args),
+    List(list::Args),
+    Run(run::Args),
+    #[command(hide = true)]
+    Cell(cell::Args),
+    Report(report::Args),
+}
+
+/// Parses the command line and runs the subcommand: the whole of `timerbench`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay(args) => replay::run(&args),
+        Command::Generate(args) => generate::run(&args),
+        Command::List(args) => list::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Cell(args) => cell::run(&args),
+        Command::Report(args) => report::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("timerbench: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
