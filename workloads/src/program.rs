@@ -77,11 +77,13 @@ pub struct Program {
     pub bytes: u64,
 }
 
-/// One fired timer, as a replay records it: the clock at the end of the operation that
-/// fired it, its deadline, its slot, and the index of that operation.
+/// One fired timer, as a replay records it: the clock at the end of the clock move that
+/// fired it (the operation's end, or for `t N` the tick), its deadline, its slot, and the
+/// index of that operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Firing {
-    /// The clock at the end of the firing operation.
+    /// The clock at the end of the clock move that fired it: the end of an `a` or `n`, the
+    /// tick of a `t N` that fired it.
     pub now: u64,
     /// The timer's deadline.
     pub deadline: u64,

@@ -22,7 +22,8 @@ pub const CLOCK_LIMIT: u64 = 1 << 63;
 /// One line of the expiry log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Expiry {
-    /// The clock at the end of the operation that fired the timer.
+    /// The clock at the end of the clock move that fired the timer: the end of an `a` or
+    /// `n`, the tick of a `t N` that fired it.
     pub now: u64,
     /// The timer's deadline.
     pub deadline: u64,
@@ -186,9 +187,13 @@ impl ReferenceModel {
                 }
                 self.start(id, deadline);
             }
-            Op::Advance { ticks } | Op::Tick { ticks } => {
+            Op::Advance { ticks } => {
                 let to = self.later(ticks)?;
                 self.fire_until(to, &mut on_expiry);
+            }
+            Op::Tick { ticks } => {
+                let to = self.later(ticks)?;
+                self.fire_tick_by_tick(to, &mut on_expiry);
             }
             Op::Next => {
                 if let Some(deadline) = self.next_deadline() {
@@ -228,8 +233,30 @@ impl ReferenceModel {
         }
     }
 
-    /// Fires everything due at `to`, in `(deadline, id)` order, and sets the clock.
+    /// One clock move to `to` (`a`, `n`): fires everything due at `to`, in `(deadline, id)`
+    /// order, each logged with the clock `to`, and sets the clock.
     fn fire_until(&mut self, to: u64, on_expiry: &mut impl FnMut(Expiry)) {
+        self.fire_due(to, |_| to, on_expiry);
+    }
+
+    /// `to - now` clock moves of one tick each (`t N`): a timer fires on the first tick at
+    /// or after its deadline, so it is logged with the clock `max(deadline, now + 1)` (a
+    /// deadline already passed fires on the line's first tick). The firing order is the
+    /// same `(deadline, id)` order as one move's, since the tick a timer fires on grows
+    /// with its deadline.
+    fn fire_tick_by_tick(&mut self, to: u64, on_expiry: &mut impl FnMut(Expiry)) {
+        let first_tick = self.now + 1;
+        self.fire_due(to, |deadline| deadline.max(first_tick), on_expiry);
+    }
+
+    /// Fires everything due at `to`, in `(deadline, id)` order, logging each with the clock
+    /// `clock_of(deadline)`, and sets the clock to `to`.
+    fn fire_due(
+        &mut self,
+        to: u64,
+        clock_of: impl Fn(u64) -> u64,
+        on_expiry: &mut impl FnMut(Expiry),
+    ) {
         while let Some(&(deadline, id)) = self.queue.first() {
             if deadline > to {
                 break;
@@ -237,7 +264,7 @@ impl ReferenceModel {
             self.queue.pop_first();
             self.deadlines.remove(&id);
             let expiry = Expiry {
-                now: to,
+                now: clock_of(deadline),
                 deadline,
                 id,
             };

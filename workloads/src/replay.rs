@@ -220,15 +220,17 @@ pub fn drive<Q: TimerQueue<u64>, O: Observer>(
             Step::Advance { ticks } => {
                 let to = queue.now() + ticks;
                 observer.before(step_index, Kind::Advance);
-                advance(queue, to, to, step_index, handles, counts, observer);
+                advance(queue, to, step_index, handles, counts, observer);
                 observer.after(step_index, Kind::Advance);
             }
             Step::Tick { ticks } => {
-                // The log's clock is the one at the end of the operation.
+                // Each tick is its own clock move, and a firing is logged at the tick that
+                // fired it (the format's "Outcome"), so a timer fired late within the line
+                // is caught.
                 let end = queue.now() + ticks;
                 for tick in queue.now() + 1..=end {
                     observer.before(step_index, Kind::Tick);
-                    advance(queue, tick, end, step_index, handles, counts, observer);
+                    advance(queue, tick, step_index, handles, counts, observer);
                     observer.after(step_index, Kind::Tick);
                 }
             }
@@ -239,7 +241,7 @@ pub fn drive<Q: TimerQueue<u64>, O: Observer>(
                 while let Some(bound) = queue.next_deadline() {
                     let before = counts.fired;
                     let to = bound.max(queue.now());
-                    advance(queue, to, to, step_index, handles, counts, observer);
+                    advance(queue, to, step_index, handles, counts, observer);
                     rounds += 1;
                     if counts.fired > before {
                         break;
@@ -260,12 +262,11 @@ pub fn drive<Q: TimerQueue<u64>, O: Observer>(
     Ok(())
 }
 
-/// `queue.advance(to)`, reporting each firing with the clock `end` of its operation.
+/// One clock move, `queue.advance(to)`, reporting each firing with the clock `to`.
 #[inline]
 fn advance<Q: TimerQueue<u64>, O: Observer>(
     queue: &mut Q,
     to: u64,
-    end: u64,
     step: u32,
     handles: &[TimerId],
     counts: &mut Counts,
@@ -275,7 +276,7 @@ fn advance<Q: TimerQueue<u64>, O: Observer>(
         counts.fired += 1;
         let slot = slot as u32;
         let firing = Firing {
-            now: end,
+            now: to,
             deadline,
             slot,
             step,

@@ -225,6 +225,70 @@ fn a_replay_that_fires_late_is_caught_at_the_right_line() {
     }
 }
 
+/// A queue that is wrong on purpose in a way only the clock of the log shows: it fires
+/// every timer one clock move late, with its true deadline. Under `a 1` steps and inside a
+/// single `t N` line alike, the replay must catch it.
+struct OneMoveLate {
+    inner: BTreeTimers<u64>,
+    now: Tick,
+}
+
+impl TimerQueue<u64> for OneMoveLate {
+    fn with_capacity(capacity: usize) -> Self {
+        OneMoveLate {
+            inner: BTreeTimers::with_capacity(capacity),
+            now: 0,
+        }
+    }
+    fn start(&mut self, deadline: Tick, value: u64) -> TimerId {
+        self.inner.start(deadline, value)
+    }
+    fn stop(&mut self, id: TimerId) -> Option<u64> {
+        self.inner.stop(id)
+    }
+    fn advance<F: FnMut(TimerId, u64, Tick)>(&mut self, to: Tick, on_fire: F) {
+        // The inner clock trails by one move: what is due now fires on the next call.
+        self.inner.advance(self.now, on_fire);
+        self.now = to;
+    }
+    fn next_deadline(&mut self) -> Option<Tick> {
+        self.inner.next_deadline()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn now(&self) -> Tick {
+        self.now
+    }
+    fn work(&self) -> u64 {
+        self.inner.work()
+    }
+}
+
+#[test]
+fn a_firing_late_within_one_tick_line_is_caught_at_its_tick() {
+    // Deadline 3 inside `t 10`: the reference fires it on the third tick (`3 1 3`); the
+    // late queue on the fourth. Logged at the end of the line, both would read `10 1 3`.
+    let program = load_text("timer-workload v1\ns 1 3\nt 10\n").unwrap();
+    let mut log = Vec::new();
+    replay::<BTreeTimers<u64>>(&program, &mut log).expect("the real btree is right");
+    assert_eq!((log[0].now, log[0].deadline), (3, 3));
+    let error = replay::<OneMoveLate>(&program, &mut log).unwrap_err();
+    match &error {
+        ReplayError::Differs {
+            line,
+            expected,
+            got,
+            ..
+        } => {
+            assert_eq!(*line, 3, "{error}");
+            assert_eq!(expected, "`3 1 3`");
+            assert_eq!(got, "`4 1 3`");
+        }
+        other => panic!("expected a differing firing, got {other}"),
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_written_file_is_readable_by_others_like_any_file() {

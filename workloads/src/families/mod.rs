@@ -175,9 +175,11 @@ pub trait Family: Sync {
     fn generate(&self, spec: &GenSpec, params: &Params<'_>) -> Result<Workload, GenError>;
 }
 
-/// Bumped whenever a change to any family changes what it generates for a given spec, so
-/// that caches of generated workloads keyed by the generator command are invalidated.
-pub const GENERATORS_REVISION: u32 = 1;
+/// Bumped whenever a change to any family changes what it generates for a given spec, or
+/// a change of the reference model changes a workload's outcome, so that caches of
+/// generated workloads and their reference summaries, keyed by the generator command, are
+/// invalidated. Revision 2: `t N` logs each firing at the tick that fired it.
+pub const GENERATORS_REVISION: u32 = 2;
 
 /// Every family, in `timerbench list` order.
 pub const FAMILIES: &[&dyn Family] = &[
