@@ -209,6 +209,26 @@ impl<T> Arena<T> {
         }
     }
 
+    /// Gives the live entry at `index` a new handle, as if it had been removed and inserted
+    /// again, without moving it: every earlier handle to it goes stale. This is what makes
+    /// an in-place `restart` observably the same as `stop` followed by `start`.
+    #[inline]
+    pub fn reissue(&mut self, index: u32, payload: T) -> (TimerId, T) {
+        match &mut self.slots[index as usize] {
+            Slot::Occupied {
+                generation,
+                payload: held,
+                ..
+            } => {
+                // The vacant generation a remove would have written, then the next odd one.
+                *generation = occupied_generation(generation.get().wrapping_add(1));
+                let id = TimerId::from_parts(index, generation.get());
+                (id, std::mem::replace(held, payload))
+            }
+            Slot::Vacant { .. } => vacant(index),
+        }
+    }
+
     /// Bytes of slot storage currently allocated (capacity, not length).
     pub fn allocated_bytes(&self) -> usize {
         self.slots.capacity() * Self::SLOT_BYTES
@@ -250,6 +270,23 @@ mod tests {
         assert_ne!(second, first);
         assert_eq!(arena.resolve(first), None);
         assert_eq!(*arena.get(arena.resolve(second).unwrap()), 20);
+        assert_eq!(arena.len(), 1);
+    }
+
+    #[test]
+    fn a_reissued_entry_stays_in_place_under_a_new_handle() {
+        let mut arena = Arena::with_capacity(0);
+        let first = arena.insert(3, 10u64);
+        let (second, old) = arena.reissue(first.index(), 11);
+        assert_eq!(old, 10);
+        assert_eq!(second.index(), first.index());
+        assert_eq!(second.generation() % 2, 1, "occupied generations stay odd");
+        assert_eq!(arena.resolve(first), None, "the old handle is stale");
+        assert_eq!(arena.resolve(second), Some(first.index()));
+        assert_eq!(
+            (arena.link(first.index()), *arena.get(first.index())),
+            (3, 11)
+        );
         assert_eq!(arena.len(), 1);
     }
 

@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | [`start`](TimerQueue::start) | add a pending timer; a deadline `<= now` fires on the next `advance`, never inside `start` |
 //! | [`stop`](TimerQueue::stop) | remove a pending timer and return its value; `None` (and no change) for a fired, stopped, never-issued or stale handle |
+//! | [`restart`](TimerQueue::restart) | `stop` then `start`, as one call: what a keepalive refresh does; a structure may move the timer in place |
 //! | [`advance`](TimerQueue::advance) | fire every pending timer with `deadline <= to`, once each, in non-decreasing deadline order; then `now = to` |
 //! | [`next_deadline`](TimerQueue::next_deadline) | `None` exactly when nothing is pending, else a lower bound of the earliest deadline |
 //! | [`len`](TimerQueue::len) | number of pending timers |
@@ -92,6 +93,20 @@ pub trait TimerQueue<V> {
     /// Removes the timer `id` if it is pending and returns its value; its storage is free
     /// for reuse at once. Returns `None` and changes nothing otherwise.
     fn stop(&mut self, id: TimerId) -> Option<V>;
+
+    /// Gives timer `id` a new `deadline` and `value`: observably `stop(id)` followed by
+    /// `start(deadline, value)`, and returns what those two would have (the new handle, and
+    /// the value `id` carried if it was pending). If `id` is not pending this is a plain
+    /// `start`. Every earlier handle to the timer is stale afterwards, as after a `stop`.
+    ///
+    /// This is the refresh of an idle-connection timer, often the most frequent operation
+    /// of a server. The default is the two calls; structures that can move an entry in place
+    /// override it (a heap sifts it, a wheel relinks it), as Go's `modtimer` and
+    /// tokio-util's `DelayQueue::reset` do.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let old = self.stop(id);
+        (self.start(deadline, value), old)
+    }
 
     /// Moves the clock to `to`, first calling `on_fire(id, value, deadline)` once for every
     /// pending timer with `deadline <= to`, in non-decreasing deadline order.

@@ -39,6 +39,7 @@
 //! | --- | --- |
 //! | `start` | O(log4 n) sift-up, one comparison per level |
 //! | `stop` | O(log4 n): the last slot fills the hole and sifts up or down |
+//! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
 //! | `advance`, per fired timer | O(log4 n) levels of up to four comparisons, one cache line each |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
@@ -251,6 +252,26 @@ impl<V> TimerQueue<V> for QuadHeapTimers<V> {
         let position = self.entries.link(index) as usize;
         self.remove_at(position);
         Some(self.entries.remove(index).1)
+    }
+
+    /// In place: the entry keeps its heap slot and arena slot, takes the new deadline and
+    /// sifts up or down from where it is (Go's `modtimer` followed by its `siftupTimer` /
+    /// `siftdownTimer`), one O(log n) sift instead of a removal and an insertion.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let Some(index) = self.entries.resolve(id) else {
+            return (self.start(deadline, value), None);
+        };
+        let position = self.entries.link(index) as usize;
+        let (id, old) = self.entries.reissue(index, value);
+        let slot = &mut self.groups[position / 4].0[position % 4];
+        let earlier = deadline < slot.deadline;
+        slot.deadline = deadline;
+        if earlier {
+            self.sift_up(position);
+        } else {
+            self.sift_down(position);
+        }
+        (id, Some(old))
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {

@@ -10,6 +10,8 @@
 mod boundaries;
 #[path = "support/counting_allocator.rs"]
 mod counting_allocator;
+#[path = "conformance/restart.rs"]
+mod restart;
 
 use timerbench_impls::for_each_implementation;
 
@@ -46,6 +48,10 @@ macro_rules! conformance_suite {
                     len_counts_pending_timers,
                     memory_stops_growing_under_start_stop_pairs,
                     memory_per_pending_timer_is_within_budget,
+                    restart_moves_a_pending_timer,
+                    restart_of_a_timer_not_pending_is_a_start,
+                    restart_to_and_from_the_past,
+                    memory_stops_growing_under_restarts,
                 );
 
                 #[test]
@@ -73,6 +79,7 @@ for_each_implementation!(conformance_suite);
 mod suite {
     use crate::boundaries::BOUNDARY_DELAYS;
     use crate::counting_allocator::live_bytes;
+    pub use crate::restart::*;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
     use timerbench_impls::{Tick, TimerId, TimerQueue};
@@ -116,7 +123,7 @@ mod suite {
         fired
     }
 
-    fn values(fired: &[Fired]) -> Vec<u64> {
+    pub fn values(fired: &[Fired]) -> Vec<u64> {
         fired.iter().map(|f| f.value).collect()
     }
 
@@ -130,7 +137,7 @@ mod suite {
     }
 
     /// Clocks to start from: aligned, unaligned, just below level boundaries.
-    const BASE_CLOCKS: &[u64] = &[0, 1, 63, 4093, (1 << 36) - 3, (1 << 50) + 12345];
+    pub const BASE_CLOCKS: &[u64] = &[0, 1, 63, 4093, (1 << 36) - 3, (1 << 50) + 12345];
 
     pub fn new_queue_is_empty<Q: TimerQueue<u64>>(name: &str) {
         let mut queue = Q::new();

@@ -211,8 +211,10 @@ pub fn drive<Q: TimerQueue<u64>, O: Observer>(
             }
             Step::Restart { slot, delay } => {
                 observer.before(step_index, Kind::Restart);
-                let stopped = queue.stop(handles[slot as usize]);
-                handles[slot as usize] = queue.start(queue.now() + delay, u64::from(slot));
+                let deadline = queue.now() + delay;
+                let (handle, stopped) =
+                    queue.restart(handles[slot as usize], deadline, u64::from(slot));
+                handles[slot as usize] = handle;
                 observer.after(step_index, Kind::Restart);
                 counts.stopped += u64::from(stopped.is_some());
                 counts.note_start();
