@@ -167,6 +167,16 @@ impl<T> Arena<T> {
         }
     }
 
+    /// The owner's link of the entry at `index` if it is live, `None` if it is vacant or
+    /// out of range: for owners whose own records name slots without a generation.
+    #[inline]
+    pub fn live_link(&self, index: u32) -> Option<u32> {
+        match self.slots.get(index as usize) {
+            Some(Slot::Occupied { link, .. }) => Some(*link),
+            _ => None,
+        }
+    }
+
     /// Sets the owner's link of the live entry at `index`.
     #[inline]
     pub fn set_link(&mut self, index: u32, value: u32) {

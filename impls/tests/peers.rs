@@ -102,7 +102,7 @@ mod suite {
                         let id = queue.start(deadline, step);
                         handles.push((id, model.start(deadline, step), step));
                     }
-                    4 | 5 if !handles.is_empty() => {
+                    4 if !handles.is_empty() => {
                         let pick = (random.next_u64() % handles.len() as u64) as usize;
                         let (id, model_id, _) = handles[pick];
                         assert_eq!(
@@ -110,6 +110,18 @@ mod suite {
                             model.stop(model_id),
                             "{name}: seed {seed} step {step}: stop"
                         );
+                    }
+                    5 if !handles.is_empty() => {
+                        // Restart, against the model's stop then start: earlier or later,
+                        // of pending, fired and stopped timers alike.
+                        let pick = (random.next_u64() % handles.len() as u64) as usize;
+                        let (id, model_id, _) = handles[pick];
+                        let deadline = queue.now() + delay(&mut random);
+                        let expected = model.stop(model_id);
+                        let model_id = model.start(deadline, step);
+                        let (id, got) = queue.restart(id, deadline, step);
+                        assert_eq!(got, expected, "{name}: seed {seed} step {step}: restart");
+                        handles.push((id, model_id, step));
                     }
                     6 | 7 => {
                         let to = queue.now()

@@ -63,6 +63,7 @@
 //! | --- | --- |
 //! | `start` | O(1): slab insert, stack push, maybe a `Sleep` reset in the runtime's timer |
 //! | `stop` | O(1): unlink, slab free (eager); the next slot is recomputed (six bitmap scans) |
+//! | `restart` | O(1): `reset_at`, an unlink and a relink of the same slab entry, and the `Sleep` reset to the next deadline |
 //! | `advance`, per fired timer | O(1) amortised: up to five cascades; a new `Box<Sleep>` per `poll_expired` (one allocation per expiry), and a `yield_now` every 128 polls |
 //! | `advance`, per tick | nothing: the wheel jumps with its bitmaps; but each `advance` is a `block_on` and a `tokio::time::advance` |
 //! | `next_deadline` | O(entries in the next slot to expire): `peek()` scans it; exact |
@@ -312,6 +313,48 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             self.overdue -= 1;
         }
         Some(timer.value)
+    }
+
+    /// `DelayQueue::reset_at`: the entry keeps its slab key and is relinked in the wheel,
+    /// the refresh that tokio-util offers for exactly this use. The adapter's handle is
+    /// reissued, so the old one is stale as after a `stop`.
+    ///
+    /// # Panics
+    ///
+    /// As `start`, if `deadline` is past the wheel's horizon; nothing has changed then.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let Some(slot) = self.timers.resolve(id) else {
+            return (self.start(deadline, value), None);
+        };
+        if deadline > self.now {
+            self.check_horizon(deadline);
+        }
+        let old_deadline = self.timers.get(slot).deadline;
+        // As in `start`: the queue arms a new `Sleep` (which needs the runtime's context)
+        // only when none is armed, which can happen only while past-due entries are held.
+        let needs_context = self.overdue > 0 || deadline <= self.now;
+        if old_deadline <= self.now {
+            self.overdue -= 1;
+        }
+        if deadline <= self.now {
+            self.overdue += 1;
+            self.overdue_min = self.overdue_min.min(deadline);
+        }
+        let key = self.timers.get(slot).key.expect("set by start");
+        let when = self.instant(deadline);
+        if needs_context {
+            let _context = self.runtime.enter();
+            self.queue.reset_at(&key, when);
+        } else {
+            self.queue.reset_at(&key, when);
+        }
+        let timer = Timer {
+            deadline,
+            key: Some(key),
+            value,
+        };
+        let (id, old) = self.timers.reissue(slot, timer);
+        (id, Some(old.value))
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
