@@ -33,6 +33,7 @@ pub mod btree;
 pub mod hashed_wheel;
 pub mod hierarchical_wheel;
 pub mod kafka_wheel;
+pub mod linux_wheel;
 pub mod quad_heap;
 pub mod skiplist;
 
