@@ -2,9 +2,9 @@
 //! gathered into the record.
 //!
 //! The workload is loaded without the model ([`load_unchecked`]): the parent checked it
-//! and hands over the model's summary, and the model's expected log would cost the
-//! process memory and the cell time for nothing unless the implementation disagrees. Then
-//! it is loaded again, with the model, only to explain the disagreement. A cell that does
+//! and hands over the model's summary, so running the model again would cost the cell
+//! time, and its expected log memory, for nothing unless the implementation disagrees. Only
+//! then is it loaded again, with the model, to explain the disagreement. A cell that does
 //! not verify has a record without figures, `unverified` with the reason: a wrong
 //! structure's speed is never reported.
 

@@ -1,10 +1,26 @@
-//! What the cell's unit tests share: a cell spec for a generated workload on disk.
+//! What the cell's unit tests share: generated workloads, compiled in memory or written
+//! to disk with a cell spec for them.
 
 use crate::schema::{CellKey, CellSpec};
 use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_workloads::families::{self, GenSpec};
-use timerbench_workloads::{load, writer};
+use timerbench_workloads::{Program, compile, load, writer};
+
+/// The workload `family` generates at `timers` with `params`, compiled with the model.
+pub(super) fn generated(family: &str, timers: u64, params: &[(&str, &str)]) -> Program {
+    let spec = GenSpec {
+        timers,
+        ops: None,
+        seed: 5,
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let workload = families::generate(family, &spec).unwrap();
+    compile(&workload, Path::new(family)).unwrap()
+}
 
 /// Writes a generated workload into `dir` and returns a spec for it, with the model's
 /// summary as the reference.

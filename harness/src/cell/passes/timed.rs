@@ -5,8 +5,9 @@
 //! optional fill replayed before the clock starts, then `Instant` around `drive` of the
 //! timed steps with the [`Quiet`] observer, and nothing else: the queue is handed back
 //! with the clock stopped, so that checking it and dropping it are not timed either.
-//! Capacity comes from [`Verified`](super::verify::Verified), so a queue is timed only after
-//! its implementation verified on the workload.
+//! The capacity is the peak the verification found
+//! ([`Verified::capacity`](super::verify::Verified::capacity)): both callers verify an
+//! implementation on the workload before they time it.
 //!
 //! The two callers differ in what they time and how they count operations, and this
 //! module expresses both rather than choosing between them (a later change may unify
@@ -224,23 +225,8 @@ impl<Q: TimerQueue<u64>> Replayed<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use crate::cell::testing::generated as program;
     use timerbench_impls::binary_heap::BinaryHeapTimers;
-    use timerbench_workloads::compile;
-    use timerbench_workloads::families::{GenSpec, generate};
-
-    fn program(family: &str, timers: u64, params: &[(&str, &str)]) -> Program {
-        let spec = GenSpec {
-            timers,
-            ops: None,
-            seed: 5,
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
-        compile(&generate(family, &spec).unwrap(), Path::new(family)).unwrap()
-    }
 
     #[test]
     fn a_split_replay_ends_where_the_whole_one_does() {

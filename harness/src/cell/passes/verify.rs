@@ -155,27 +155,15 @@ fn differences(expected: &Summary, got: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use crate::cell::testing::generated;
     use timerbench_impls::binary_heap::BinaryHeapTimers;
-    use timerbench_workloads::compile;
-    use timerbench_workloads::families::{GenSpec, generate};
-
-    fn program(family: &str, timers: u64) -> Program {
-        let spec = GenSpec {
-            timers,
-            ops: None,
-            seed: 11,
-            params: Vec::new(),
-        };
-        compile(&generate(family, &spec).unwrap(), Path::new(family)).unwrap()
-    }
 
     /// `cargo bench` sizes its queues from the verification, as the cell does, where it
     /// used the model's peak before: the two must agree.
     #[test]
     fn a_verified_replay_has_the_models_summary_and_peak() {
         for family in ["hold", "start-stop", "burst", "retransmit"] {
-            let program = program(family, 500);
+            let program = generated(family, 500, &[]);
             let verified = verify::<BinaryHeapTimers<u64>>(&program, &program.summary).unwrap();
             assert_eq!(verified.summary, program.summary, "{family}");
             assert_eq!(verified.peak_pending, program.peak_pending, "{family}");
@@ -184,7 +172,7 @@ mod tests {
 
     #[test]
     fn a_wrong_reference_is_a_mismatch_that_blames_the_reference() {
-        let program = program("hold", 100);
+        let program = generated("hold", 100, &[]);
         let mut reference = program.summary.clone();
         reference.fired += 1;
         let mismatch = verify::<BinaryHeapTimers<u64>>(&program, &reference).unwrap_err();
