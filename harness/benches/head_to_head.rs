@@ -20,21 +20,28 @@
 //! one-tick calls. The fill (the workload's leading starts of the resident timers) is
 //! replayed before the clock starts, on a fresh `Q::with_capacity(peak)` per iteration, and
 //! the queue is dropped after it stops: the time covers exactly the `drive` of the timed
-//! part with the `Quiet` observer, the same loop `timerbench run` measures.
+//! part with the `Quiet` observer. That is the timed replay `timerbench run` measures, the
+//! same code (`timerbench::cell::passes::timed`), but counted differently: a cell times
+//! the fill too and counts a `t K` as one operation (`Operations::Lines` over the whole
+//! workload), the bench `Operations::Units` after the fill, so the figures of the two are
+//! not to be compared as they stand.
 //!
 //! Before its first sample each implementation replays the whole workload once through the
-//! verifying `replay`; one that disagrees with the reference model (or panics) is skipped
-//! with the reason printed, never timed.
+//! verification a cell's warm-up does (`timerbench::cell::passes::verify`: every firing
+//! logged, the summary and its digest of the firings equal to the reference model's); one
+//! that disagrees is skipped with the reason printed (its first differing firing, from
+//! the verifying `replay`), as is one that panics, never timed.
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use timerbench::cell::passes::timed::{Operations, TimedWorkload};
+use timerbench::cell::passes::verify::{Verified, verify};
 use timerbench_impls::TimerQueue;
 use timerbench_impls::registry::{self, Implementation, QueueVisitor};
 use timerbench_workloads::families::{GenSpec, generate};
-use timerbench_workloads::program::{Program, Step};
-use timerbench_workloads::replay::{Counts, Quiet, drive, empty_handles, replay};
+use timerbench_workloads::program::Program;
 
 /// One group: which workload, how much of it is setup, how long to measure.
 struct Case {
@@ -126,11 +133,11 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// A workload split into the fill and the timed part.
+/// A workload compiled with the model (for the verification), and split into the fill and
+/// the timed part.
 struct Prepared {
     whole: Program,
-    fill: Program,
-    timed: Program,
+    workload: TimedWorkload<'static>,
     elements: u64,
 }
 
@@ -144,35 +151,35 @@ fn prepare(case: &Case) -> Prepared {
     let workload = generate(case.family, &spec).unwrap_or_else(|e| panic!("{}: {e}", case.id));
     let whole = timerbench_workloads::compile(&workload, Path::new(&case.id))
         .unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    let split = case.setup_steps;
-    assert!(
-        whole.steps[..split]
-            .iter()
-            .all(|s| matches!(s, Step::Start { .. })),
-        "{}: the fill is the leading starts",
-        case.id
-    );
-    let part = |range: std::ops::Range<usize>| Program {
-        steps: whole.steps[range.clone()].to_vec(),
-        lines: whole.lines[range].to_vec(),
-        expected: Vec::new(),
-        ..whole.clone()
-    };
-    let fill = part(0..split);
-    let timed = part(split..whole.steps.len());
-    let operations = timed
-        .steps
-        .iter()
-        .map(|s| match *s {
-            Step::Tick { ticks } => ticks,
-            _ => 1,
-        })
-        .sum();
+    let workload = TimedWorkload::after_fill(&whole, case.setup_steps)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.id));
     Prepared {
-        elements: case.elements.unwrap_or(operations),
+        elements: case
+            .elements
+            .unwrap_or_else(|| workload.operations(Operations::Units)),
         whole,
-        fill,
-        timed,
+        workload,
+    }
+}
+
+/// Verifies `Q` on the whole workload, as a cell's warm-up does: the verification, or why
+/// it is skipped (a disagreement, named by its first differing firing, or a panic).
+fn verify_once<Q: TimerQueue<u64>>(whole: &Program) -> Result<Verified, String> {
+    let reference = &whole.summary;
+    let verifying = catch_unwind(AssertUnwindSafe(|| {
+        verify::<Q>(whole, reference).map_err(|mismatch| mismatch.explain::<Q>(whole, reference))
+    }));
+    match verifying {
+        Ok(Ok(verified)) => Ok(verified),
+        Ok(Err(reason)) => Err(format!("verification failed: {reason}")),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            Err(format!("panicked: {why}"))
+        }
     }
 }
 
@@ -189,54 +196,25 @@ impl QueueVisitor for BenchOne<'_, '_> {
     fn visit<Q: TimerQueue<u64>>(self, implementation: &'static Implementation) {
         let name = implementation.name;
         let prepared = self.prepared;
-        let mut log = Vec::new();
-        match catch_unwind(AssertUnwindSafe(|| replay::<Q>(&prepared.whole, &mut log))) {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                println!(
-                    "{}/{name}: SKIPPED, verification failed: {error}",
-                    self.case
-                );
+        let capacity = match verify_once::<Q>(&prepared.whole) {
+            Ok(verified) => verified.capacity().expect("a peak that fitted in memory"),
+            Err(why) => {
+                println!("{}/{name}: SKIPPED, {why}", self.case);
                 return;
             }
-            Err(panic) => {
-                let why = panic
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| panic.downcast_ref::<&str>().copied())
-                    .unwrap_or("(no message)");
-                println!("{}/{name}: SKIPPED, panicked: {why}", self.case);
-                return;
-            }
-        }
-        drop(log);
+        };
         self.group.bench_function(name, |b| {
             b.iter_custom(|iterations| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iterations {
-                    let mut queue = Q::with_capacity(prepared.whole.peak_pending as usize);
-                    let mut handles = empty_handles(&prepared.whole);
-                    let mut counts = Counts::default();
-                    drive(
-                        &mut queue,
-                        &prepared.fill,
-                        &mut handles,
-                        &mut counts,
-                        &mut Quiet,
-                    )
-                    .expect("verified");
-                    let started = Instant::now();
-                    drive(
-                        &mut queue,
-                        &prepared.timed,
-                        &mut handles,
-                        &mut counts,
-                        &mut Quiet,
-                    )
-                    .expect("verified");
-                    total += started.elapsed();
-                    std::hint::black_box(&mut queue);
-                    drop(queue);
+                    let ready = prepared
+                        .workload
+                        .fresh_queue::<Q>(capacity)
+                        .expect("verified");
+                    let mut timed = ready.time();
+                    timed.replayed.result.as_ref().expect("verified");
+                    total += timed.elapsed;
+                    std::hint::black_box(&mut timed.replayed.queue);
                 }
                 total
             })
@@ -333,7 +311,7 @@ fn main() {
             "{}: {} operations, {} timed ({} elements), generated and checked in {:.1?}",
             case.id,
             prepared.whole.steps.len(),
-            prepared.timed.steps.len(),
+            prepared.workload.operations(Operations::Lines),
             prepared.elements,
             generating.elapsed()
         );

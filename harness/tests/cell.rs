@@ -380,3 +380,29 @@ fn the_subcommand_is_hidden() {
     let help = text(&output.stdout);
     assert!(help.contains("replay") && !help.contains("cell"), "{help}");
 }
+
+#[test]
+fn the_subcommand_tells_its_options_and_compares_the_clocks() {
+    let output = Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(["cell", "--help"])
+        .output()
+        .unwrap();
+    let help = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        help.contains("--diagnostics") && help.contains("--compare-clocks"),
+        "{help}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(["cell", "--compare-clocks"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        stdout.matches("an empty unit records").count(),
+        2,
+        "{stdout}"
+    );
+}

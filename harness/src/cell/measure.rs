@@ -1,0 +1,194 @@
+//! One cell measured: the passes run in order on one implementation, and their figures
+//! gathered into the record.
+//!
+//! The workload is loaded without the model ([`load_unchecked`]): the parent checked it
+//! and hands over the model's summary, so running the model again would cost the cell
+//! time, and its expected log memory, for nothing unless the implementation disagrees. Only
+//! then is it loaded again, with the model, to explain the disagreement. A cell that does
+//! not verify has a record without figures, `unverified` with the reason: a wrong
+//! structure's speed is never reported.
+
+use super::Diagnostics;
+use super::clock::{LatencyClock, ProbeClock};
+use super::os::peak_rss_bytes;
+use super::passes::latency::{LatencyFigures, latency};
+use super::passes::memory::memory;
+use super::passes::throughput::throughput;
+use super::passes::timed::TimedWorkload;
+use super::passes::verify::verify;
+use crate::schema::{
+    AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
+};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::time::Instant;
+use timerbench_impls::registry;
+use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
+use timerbench_workloads::{Program, load, load_unchecked};
+
+/// Measures the cell `spec` and returns its record; `started` is when the cell began, for
+/// `elapsed_seconds`. An error is a cell that could not run (an unreadable workload, say),
+/// not one that did not verify.
+pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord, Diagnostics)> {
+    let loading = Instant::now();
+    let program = load_unchecked(&spec.workload_path)?;
+    let loaded = loading.elapsed().as_secs_f64();
+    let visitor = Measure {
+        spec,
+        program: &program,
+    };
+    let outcome = registry::visit(&spec.key.implementation, visitor)
+        .with_context(|| format!("unknown implementation `{}`", spec.key.implementation))??;
+    drop(program);
+    let mut record = CellRecord::for_spec(spec, Status::Ok, None);
+    let mut diagnostics = match outcome {
+        Outcome::Measured(figures) => {
+            let mut memory = figures.memory;
+            memory.peak_rss_bytes = peak_rss_bytes().unwrap_or_else(|why| {
+                eprintln!("timerbench cell: note: peak_rss_bytes is 0: {why}");
+                0
+            });
+            record.digest = Some(figures.digest);
+            record.throughput = Some(figures.throughput);
+            record.latency = figures.latency;
+            record.clock = Some(figures.clock);
+            record.advance_series = Some(figures.advance_series);
+            record.memory = Some(memory);
+            figures.diagnostics
+        }
+        Outcome::Unverified { reason, digest } => {
+            record.status = Status::Unverified;
+            record.reason = Some(reason);
+            record.digest = digest;
+            Diagnostics::default()
+        }
+    };
+    diagnostics.pass_seconds.insert(0, ("load", loaded));
+    record.elapsed_seconds = started.elapsed().as_secs_f64();
+    Ok((record, diagnostics))
+}
+
+/// The figures of a verified cell.
+struct Figures {
+    digest: String,
+    throughput: Throughput,
+    latency: BTreeMap<String, Latency>,
+    clock: Clock,
+    advance_series: AdvanceSeries,
+    /// `peak_rss_bytes` is filled in at the very end.
+    memory: Memory,
+    diagnostics: Diagnostics,
+}
+
+/// What the passes made of one implementation on one workload.
+enum Outcome {
+    Measured(Box<Figures>),
+    Unverified {
+        reason: String,
+        digest: Option<String>,
+    },
+}
+
+/// The passes for the implementation the registry resolves the spec's name to.
+struct Measure<'a> {
+    spec: &'a CellSpec,
+    program: &'a Program,
+}
+
+impl QueueVisitor for Measure<'_> {
+    type Output = anyhow::Result<Outcome>;
+
+    fn visit<Q: TimerQueue<u64>>(self, _: &'static Implementation) -> Self::Output {
+        measure_queue::<Q, LatencyClock>(self.spec, self.program, LatencyClock::new())
+    }
+}
+
+/// Every pass, for the concrete queue type `Q`, timing each pass for the diagnostics.
+fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
+    spec: &CellSpec,
+    program: &Program,
+    clock: C,
+) -> anyhow::Result<Outcome> {
+    let mut diagnostics = Diagnostics::default();
+    let mut pass = Instant::now();
+    let mut lap = |name: &'static str, diagnostics: &mut Diagnostics| {
+        diagnostics
+            .pass_seconds
+            .push((name, pass.elapsed().as_secs_f64()));
+        pass = Instant::now();
+    };
+    let reference = &spec.reference;
+
+    let verified = match verify::<Q>(program, reference) {
+        Ok(verified) => verified,
+        Err(mismatch) => {
+            let checked = load(&spec.workload_path)?;
+            return Ok(Outcome::Unverified {
+                reason: mismatch.explain::<Q>(&checked, reference),
+                digest: mismatch.digest,
+            });
+        }
+    };
+    let capacity = verified.capacity()?;
+    lap("warm-up", &mut diagnostics);
+    let unverified = |message: String| {
+        Ok(Outcome::Unverified {
+            reason: format!("{message} (after a warm-up replay that verified)"),
+            digest: Some(verified.summary.digest.clone()),
+        })
+    };
+
+    let memory = match memory::<Q>(
+        program,
+        reference,
+        verified.peak_pending,
+        capacity,
+        &mut diagnostics,
+    ) {
+        Ok(memory) => memory,
+        Err(message) => return unverified(message),
+    };
+    lap("memory", &mut diagnostics);
+
+    let workload = TimedWorkload::whole(program);
+    let throughput = match throughput::<Q>(
+        &workload,
+        capacity,
+        spec.repeat,
+        reference,
+        &mut diagnostics,
+    ) {
+        Ok(throughput) => throughput,
+        Err(message) => return unverified(message),
+    };
+    lap("throughput", &mut diagnostics);
+
+    if spec.inject_panic {
+        panic!("injected panic: the cell spec asked for one (`inject_panic`)");
+    }
+
+    let LatencyFigures {
+        latency,
+        advance_series,
+        clock: clock_record,
+        probe,
+    } = match latency::<Q, C>(&workload, capacity, &clock, reference)? {
+        Ok(figures) => figures,
+        Err(message) => return unverified(message),
+    };
+    diagnostics.probe = Some(probe);
+    lap("latency", &mut diagnostics);
+
+    Ok(Outcome::Measured(Box::new(Figures {
+        digest: verified.summary.digest,
+        throughput,
+        latency,
+        clock: clock_record,
+        advance_series,
+        memory,
+        diagnostics,
+    })))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,57 @@
+//! `timerbench cell`: the measuring child of `timerbench run`.
+//!
+//! The parent writes a [`CellSpec`](crate::schema::CellSpec) as JSON to standard input; the
+//! child measures one implementation on one workload and writes exactly one
+//! [`CellRecord`](crate::schema::CellRecord) as one JSON line to standard output, then
+//! exits 0, also when the implementation did not verify (that is a result). A spec that
+//! cannot be used (bad JSON, an unknown implementation, no repeats) is one message on
+//! standard error and exit status 2. A crash, panic or time-out is the parent's to record,
+//! from the exit status.
+//!
+//! The process first re-executes itself once with glibc's allocator told never to map or
+//! unmap memory of its own accord, so that a pass reuses the pages an earlier pass faulted
+//! in rather than paying fresh page faults inside a timed replay.
+//!
+//! Everything happens in this one process, in this order, each pass with a queue of its
+//! own (built with `with_capacity` of the workload's peak, and dropped before the next
+//! pass) and a fresh handle table, so that no pass inherits another's state:
+//!
+//! 1. load the workload without the model: the parent checked it and hands over the
+//!    model's summary;
+//! 2. warm-up and verification: one replay logging every firing; its summary must equal
+//!    the reference in every field. If it does not, the workload is loaded again with the
+//!    model and a full replay names the first differing firing, and the record is
+//!    `unverified`, without figures: a wrong structure's speed is never reported;
+//! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; it goes
+//!    before the timed passes so that the first timed repeat does not pay the page faults
+//!    of a queue's first use of fresh memory;
+//! 4. throughput: `repeat` replays with the `Quiet` observer, `Instant` around `drive`
+//!    only, each checked against the reference's counts;
+//! 5. latency: one replay with a clock read before and after every unit (an operation
+//!    line, or one tick of a `t`), every unit recorded in a histogram per kind (never
+//!    sampled), and the slowest advance per window of the run.
+//!
+//! One module per concern:
+//!
+//! - [`protocol`]: the subcommand's arguments, the spec in, the record out, the exit
+//!   statuses;
+//! - `measure`: the passes in order for one implementation, their figures into the record;
+//! - [`passes`]: one module per pass, and the verification and timed replay that
+//!   `cargo bench` shares;
+//! - [`clock`]: the latency pass's clock, its cost, and the comparison of the two clocks;
+//! - `os`: the allocator tuning and its re-execution, the `/proc` readers;
+//! - [`diagnostics`]: what `--diagnostics` writes on standard error.
+
+pub mod clock;
+pub mod diagnostics;
+mod measure;
+mod os;
+pub mod passes;
+pub mod protocol;
+#[cfg(test)]
+mod testing;
+
+pub use clock::{ProbeClock, ProbeCost, StdInstant, Tsc};
+pub use diagnostics::Diagnostics;
+pub use measure::measure;
+pub use protocol::{Args, parse_spec, run};
