@@ -63,22 +63,8 @@ impl Catalog {
         self.families.iter().find(|f| f.name == name)
     }
 
-    /// The position of a project implementation in the registry.
-    pub fn implementation_index(&self, name: &str) -> Option<usize> {
-        self.implementations.iter().position(|i| i.name == name)
-    }
-
     /// The position of a peer in its registry.
     pub fn peer_index(&self, name: &str) -> Option<usize> {
         self.peers.iter().position(|p| p.name == name)
-    }
-
-    /// What `name` is, implementation or peer.
-    pub fn summary(&self, name: &str) -> Option<&str> {
-        self.implementations
-            .iter()
-            .chain(&self.peers)
-            .find(|d| d.name == name)
-            .map(|d| d.summary.as_str())
     }
 }

@@ -12,11 +12,11 @@
 //!
 //! The pieces:
 //!
-//! - [`runs`]: reading the folders (any error names the file and line) and one run's
-//!   figures; [`figures`]: what the report reads off one record; [`model`]: everything
-//!   the page shows, gathered once; [`ranking`]: the rankings by geometric mean and the
-//!   ratios between runs;
-//! - [`charts`]: the charts, one description drawn on either backend;
+//! - `runs`: reading the folders (any error names the file and line) and one run's
+//!   figures; `figures`: what the report reads off one record; `model`: everything the
+//!   page shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
+//!   between runs;
+//! - `charts`: the charts, one description drawn on either backend;
 //! - `page`: the page, one module per section.
 //!
 //! **Templates.** The page is written with maud, not askama. Both compile templates and
@@ -32,12 +32,12 @@
 //! so a failure never leaves a half-written report.
 
 pub mod catalog;
-pub mod charts;
-pub mod figures;
-pub mod model;
+mod charts;
+mod figures;
+mod model;
 mod page;
-pub mod ranking;
-pub mod runs;
+mod ranking;
+mod runs;
 #[cfg(test)]
 mod tests;
 

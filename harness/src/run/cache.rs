@@ -8,7 +8,6 @@ use crate::table::duration;
 use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use timerbench_workloads::families::{GENERATORS_REVISION, generate};
@@ -131,6 +130,5 @@ fn fnv1a(text: &str) -> u64 {
 
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value).context("cannot encode a cache entry")? + "\n";
-    writer::write_atomically(path, |file| file.write_all(text.as_bytes()))
-        .with_context(|| format!("cannot write {}", path.display()))
+    timerbench_results::write_atomically(path, text.as_bytes())
 }

@@ -91,6 +91,8 @@ impl Cell {
     }
 }
 
+/// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
+/// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let suite = SuiteFile::standard();
     let cells = plan(args, &suite)?;
