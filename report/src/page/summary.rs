@@ -62,7 +62,9 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
             let geomean = first.geomean?;
             Some(html! {
                 (family) ": " strong { (first.implementation) } " (" (ratio(geomean)) ")"
-                @if let Some(RankEntry { implementation, geomean: Some(g), .. }) = ranking.entries.get(1) {
+                @if let Some(RankEntry { implementation, geomean: Some(g), .. }) =
+                    ranking.entries.get(1)
+                {
                     ", then " (implementation) " (" (ratio(*g)) ")"
                 }
             })
@@ -168,7 +170,9 @@ fn ranking_table(
                 th.num { "cells" }
                 @for run in others {
                     @if wide { th.num.sep { (run.label) " × best" } }
-                    th.num.sep[!wide] title="geometric mean of the ratios of ns/op between the runs" {
+                    th.num.sep[!wide]
+                        title="geometric mean of the ratios of ns/op between the runs"
+                    {
                         (run.label) "/" (base.label)
                     }
                 }

@@ -141,11 +141,14 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                             @for run in runs {
                                 (run_columns(context, run, workload, timers, name, kind))
                             }
-                            @let speed = |run: &Run| run.cell(&workload.name, timers, name).and_then(ns_per_op);
+                            @let speed = |run: &Run| {
+                                run.cell(&workload.name, timers, name).and_then(ns_per_op)
+                            };
                             @for run in &runs[1..] {
                                 @match (speed(base), speed(run)) {
                                     (Some(base), Some(other)) => {
-                                        td.num.sep.(ratio_class(other / base)) { (ratio(other / base)) }
+                                        @let between = other / base;
+                                        td.num.sep.(ratio_class(between)) { (ratio(between)) }
                                     }
                                     _ => td.num.sep.na { "–" },
                                 }
