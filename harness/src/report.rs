@@ -1,0 +1,108 @@
+//! `timerbench report`: the command line of the report crate (`timerbench-report`), and
+//! the catalog it needs from this build's registries (what each implementation is, what
+//! each workload family models, the suite's order), which that crate does not depend on.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use timerbench_impls::{IMPLEMENTATIONS, PEERS};
+use timerbench_report::{Catalog, Described, FamilyInfo, ParamInfo, Written};
+use timerbench_results::{REPORT_FILE, newest_run};
+use timerbench_workloads::families::FAMILIES;
+use timerbench_workloads::suite::SuiteFile;
+
+/// Write the HTML comparison report of one or several results folders.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Results folders of `timerbench run` (default: the newest folder under results/).
+    /// With several, the report puts them side by side and gives the ratios to the first.
+    #[arg(value_name = "RESULTS_DIR")]
+    folders: Vec<PathBuf>,
+    /// The HTML file to write (default: report.html in the first folder).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Also write each chart as a PNG into DIR.
+    #[arg(long, value_name = "DIR")]
+    png: Option<PathBuf>,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let folders = if args.folders.is_empty() {
+        vec![newest_run(Path::new("results")).map_err(|e| {
+            anyhow::anyhow!(
+                "no results folder given, and {e:#} (run `timerbench run` first, or name a folder)"
+            )
+        })?]
+    } else {
+        args.folders.clone()
+    };
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| folders[0].join(REPORT_FILE));
+    let written = write_report(&folders, &output, args.png.as_deref())?;
+    println!(
+        "report: {} ({} run{}, {} cells, {} charts)",
+        output.display(),
+        written.runs,
+        if written.runs == 1 { "" } else { "s" },
+        written.cells,
+        written.charts
+    );
+    if let Some(png) = &args.png {
+        println!("charts as PNG in {}", png.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the report of `folders` to `output` (see [`timerbench_report::write_report`]),
+/// described by this build's registries.
+pub fn write_report(
+    folders: &[PathBuf],
+    output: &Path,
+    png: Option<&Path>,
+) -> anyhow::Result<Written> {
+    timerbench_report::write_report(folders, output, png, &catalog())
+}
+
+/// This build's registries, as the report describes implementations and workloads.
+pub fn catalog() -> Catalog {
+    let described = |list: &[timerbench_impls::registry::Implementation]| {
+        list.iter()
+            .map(|i| Described {
+                name: i.name.to_string(),
+                summary: i.summary.to_string(),
+            })
+            .collect()
+    };
+    let families = FAMILIES
+        .iter()
+        .map(|family| {
+            let info = family.info();
+            FamilyInfo {
+                name: info.name.to_string(),
+                models: info.models.to_string(),
+                shape: info.shape.to_string(),
+                tick: info.tick.to_string(),
+                params: info
+                    .params
+                    .iter()
+                    .map(|p| ParamInfo {
+                        name: p.name.to_string(),
+                        default: p.default.to_string(),
+                        help: p.help.to_string(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Catalog {
+        implementations: described(IMPLEMENTATIONS),
+        peers: described(PEERS),
+        families,
+        suite_order: SuiteFile::standard()
+            .workloads
+            .into_iter()
+            .map(|w| w.name)
+            .collect(),
+    }
+}

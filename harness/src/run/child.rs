@@ -1,0 +1,163 @@
+//! One cell in a child process: `timerbench cell` started with the cell's spec on its
+//! standard input, both its output pipes drained, killed at the time limit, and whatever
+//! happens to it turned into a record (a crash, a kill or the time limit are results too).
+
+use super::cache::Prepared;
+use super::case_id;
+use crate::schema::{CellRecord, CellSpec, Status};
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs one cell in a child process and returns its record, whatever happens to it.
+pub(super) fn run_cell(
+    cell: &super::Cell,
+    workload: &Prepared,
+    repeat: u32,
+    limit: Duration,
+    inject_panic: bool,
+) -> CellRecord {
+    let started = Instant::now();
+    let spec = CellSpec {
+        key: cell.key(),
+        family: cell.case.family.clone(),
+        params: cell.case.spec.params.iter().cloned().collect(),
+        ops: cell.case.spec.ops,
+        seed: cell.case.spec.seed,
+        generator: case_id(&cell.case),
+        workload_path: workload.path.clone(),
+        reference: workload.reference.clone(),
+        repeat,
+        inject_panic,
+    };
+    let outcome = spawn_cell(&spec, limit);
+    let elapsed = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(record) => record,
+        Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
+    }
+}
+
+/// The record of a cell that produced none.
+fn failure_record(spec: &CellSpec, status: Status, reason: String, elapsed: f64) -> CellRecord {
+    CellRecord {
+        elapsed_seconds: elapsed,
+        ..CellRecord::for_spec(spec, status, Some(reason))
+    }
+}
+
+/// Runs `timerbench cell` with `spec`, killing it at `limit`.
+fn spawn_cell(spec: &CellSpec, limit: Duration) -> Result<CellRecord, (Status, String)> {
+    let fail = |reason: String| (Status::Failed, reason);
+    let executable =
+        std::env::current_exe().map_err(|e| fail(format!("cannot find timerbench itself: {e}")))?;
+    let mut child = Command::new(executable)
+        .arg("cell")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("cannot start the cell process: {e}")))?;
+    let input = serde_json::to_vec(spec).expect("specs serialise");
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that dies at once closes its end; its exit status tells why.
+        let _ = stdin.write_all(&input);
+    }
+    // Drain both pipes on their own threads so a chatty child never blocks on a full pipe.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait_with_limit(&mut child, limit);
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    let status = match status {
+        Some(status) => status,
+        None => {
+            return Err((
+                Status::Timeout,
+                format!("killed after the {} s time limit", limit.as_secs()),
+            ));
+        }
+    };
+    if !status.success() {
+        return Err(fail(describe_exit(status, &stderr)));
+    }
+    let text = String::from_utf8_lossy(&stdout);
+    serde_json::from_str::<CellRecord>(text.trim()).map_err(|e| {
+        fail(format!(
+            "the cell process answered something unreadable ({e}): {}",
+            excerpt(&text)
+        ))
+    })
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Waits for `child`, killing it once `limit` has passed; `None` when it was killed.
+fn wait_with_limit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => return child.wait().ok(),
+        }
+    }
+}
+
+/// Why a child ended badly: its signal or exit code, and the panic message if it printed one.
+fn describe_exit(status: std::process::ExitStatus, stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let panic = text
+        .lines()
+        .skip_while(|l| !l.contains("panicked at"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let how = match status.code() {
+        Some(code) => format!("exited with code {code}"),
+        None => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                match status.signal() {
+                    Some(9) => "killed by SIGKILL (out of memory?)".to_string(),
+                    Some(6) => "aborted (SIGABRT)".to_string(),
+                    Some(signal) => format!("killed by signal {signal}"),
+                    None => "ended abnormally".to_string(),
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                "ended abnormally".to_string()
+            }
+        }
+    };
+    if !panic.is_empty() {
+        format!("{how}: {}", excerpt(&panic))
+    } else if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+        format!("{how}: {}", excerpt(last))
+    } else {
+        how
+    }
+}
+
+pub(super) fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,272 @@
+//! `timerbench run`: the main job. Runs a suite of workloads through the implementations,
+//! one cell (workload, size, implementation) at a time, each in its own child process with
+//! a time limit, and appends each finished cell to the results at once.
+//!
+//! The steps:
+//!
+//! 1. Check every flag and name, and plan the cells, before anything runs.
+//! 2. Generate the workloads the cells need, in parallel (rayon), each checked by the
+//!    reference model; cache them by their generator command beside the results folder, so
+//!    a later run reuses them.
+//! 3. Run the cells in turn. Each is `timerbench cell` in a child process, handed a
+//!    [`CellSpec`] on its standard input; it verifies the replay against the reference
+//!    outcome before it times anything and answers with one [`CellRecord`]. A panic, an
+//!    abort, a kill (out of memory) or the time limit marks the cell failed with its reason,
+//!    and the run goes on.
+//! 4. Write `summary.csv` and the HTML report (`report.html`) from all the records.
+//!
+//! `--resume DIR` skips the cells `DIR/results.jsonl` already holds, so an interrupted run
+//! loses nothing it finished.
+//!
+//! The folder's files are read and written by the results crate (`timerbench-results`),
+//! the report by the report crate; here are the plan and the loop, with the workload cache
+//! ([`cache`]), the child processes ([`child`]) and the progress display ([`progress`]) in
+//! modules of their own.
+
+mod cache;
+mod child;
+mod progress;
+
+use crate::environment;
+use crate::schema::{CellKey, CellRecord, Status};
+use crate::selection::Selection;
+use anyhow::{Context, anyhow, bail};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use timerbench_results::{
+    Appender, REPORT_FILE, RESULTS_FILE, read_records, recorded_so_far, write_environment,
+    write_summary,
+};
+use timerbench_workloads::families::command_line;
+use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
+
+/// Run a suite: every workload at every size through every implementation, verified,
+/// then timed (throughput, latency, memory). The main job.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The suite: `smoke` (every family at about 10k timers, under a minute), `default`
+    /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied).
+    #[arg(long, default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(LEVELS))]
+    suite: String,
+    #[command(flatten)]
+    selection: Selection,
+    /// Only this suite workload (repeatable; default: all; see `timerbench list`).
+    #[arg(long = "workload", value_name = "NAME")]
+    workloads: Vec<String>,
+    /// Run at this number of timers instead of the suite's sizes (repeatable).
+    #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    timers: Vec<u64>,
+    /// Timed repeats per cell, after a warm-up replay that also verifies.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// The results folder (default: results/<date>-<host>-<git rev>).
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    out: Option<PathBuf>,
+    /// Continue the run in DIR, skipping the cells it already holds.
+    #[arg(long, value_name = "DIR")]
+    resume: Option<PathBuf>,
+    /// Time limit per cell, seconds.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+    /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
+    #[arg(long, value_name = "CELL", hide = true)]
+    inject_panic: Option<String>,
+}
+
+/// One planned cell: its case (what to generate) and its implementation.
+struct Cell {
+    case: Case,
+    implementation: String,
+}
+
+impl Cell {
+    fn key(&self) -> CellKey {
+        CellKey {
+            workload: self.case.workload.clone(),
+            timers: self.case.spec.timers,
+            implementation: self.implementation.clone(),
+        }
+    }
+}
+
+/// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
+/// and the report.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let suite = SuiteFile::standard();
+    let cells = plan(args, &suite)?;
+    let folder = match (&args.resume, &args.out) {
+        (Some(folder), _) => {
+            if !folder.join(RESULTS_FILE).exists() {
+                bail!(
+                    "--resume {}: no {RESULTS_FILE} there to resume",
+                    folder.display()
+                );
+            }
+            folder.clone()
+        }
+        (None, Some(folder)) => folder.clone(),
+        (None, None) => default_folder()?,
+    };
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create the results folder {}", folder.display()))?;
+    let done: BTreeSet<CellKey> = recorded_so_far(&folder)?
+        .into_iter()
+        .map(|r| r.key)
+        .collect();
+    if args.resume.is_none() {
+        if !done.is_empty() {
+            bail!(
+                "{} already holds results; use --resume {} to continue it, or another --out",
+                folder.display(),
+                folder.display()
+            );
+        }
+        let environment = environment::capture(&args.suite, args.repeat, args.timeout);
+        write_environment(&folder, &environment)?;
+    }
+    let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
+    println!(
+        "timerbench run --suite {}: {} cells ({} already done), results in {}",
+        args.suite,
+        cells.len(),
+        cells.len() - todo.len(),
+        folder.display()
+    );
+
+    let cases: Vec<&Case> = todo.iter().map(|cell| &cell.case).collect();
+    let prepared = cache::prepare_workloads(&cases, &cache::folder_beside(&folder))?;
+
+    let mut results = Appender::open(&folder)?;
+    let progress = progress::Progress::new(todo.len() as u64);
+    let mut not_ok = 0;
+    for (index, cell) in todo.iter().enumerate() {
+        let key = cell.key();
+        let label = format!("{} {} {}", key.workload, key.timers, key.implementation);
+        progress.start(index, &label);
+        let workload = &prepared[&case_id(&cell.case)];
+        let inject = args.inject_panic.as_deref() == Some(&cell_name(&key));
+        let record = child::run_cell(
+            cell,
+            workload,
+            args.repeat,
+            Duration::from_secs(args.timeout),
+            inject,
+        );
+        results.append(&record)?;
+        if record.status != Status::Ok {
+            not_ok += 1;
+        }
+        progress.finish_cell(index, &label, &record);
+    }
+    progress.done();
+
+    let records = read_records(results.path())?;
+    write_summary(&folder, &records)?;
+    let report = folder.join(REPORT_FILE);
+    crate::report::write_report(std::slice::from_ref(&folder), &report, None)?;
+    println!("report: {}", report.display());
+    let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
+    println!(
+        "{} cells recorded in {}: {} ok, {} not ok",
+        records.len(),
+        results.path().display(),
+        records.len() - failed.len(),
+        failed.len()
+    );
+    for record in &failed {
+        println!(
+            "  {}: {:?}: {}",
+            cell_name(&record.key),
+            record.status,
+            record.reason.as_deref().unwrap_or("")
+        );
+    }
+    Ok(if not_ok == 0 && failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The cells of the selected suite, checked against every filter.
+fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
+    let known: BTreeSet<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
+    for name in &args.workloads {
+        if !known.contains(name.as_str()) {
+            bail!(
+                "--workload {name}: no such workload in the suite (workloads: {})",
+                known.iter().copied().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let mut cases = suite.cases(&args.suite).map_err(|e| anyhow!(e))?;
+    cases.retain(|c| args.workloads.is_empty() || args.workloads.contains(&c.workload));
+    if !args.timers.is_empty() {
+        // Replace each selected workload's sizes by the ones asked for.
+        let mut resized = Vec::new();
+        let mut seen = BTreeSet::new();
+        for case in cases {
+            if seen.insert(case.workload.clone()) {
+                for &timers in &args.timers {
+                    let mut case = case.clone();
+                    case.spec.timers = timers;
+                    resized.push(case);
+                }
+            }
+        }
+        cases = resized;
+    }
+    let implementations = args.selection.names();
+    if let Some(target) = &args.inject_panic {
+        let exists = cases.iter().any(|c| {
+            implementations.iter().any(|i| {
+                cell_name(&CellKey {
+                    workload: c.workload.clone(),
+                    timers: c.spec.timers,
+                    implementation: i.to_string(),
+                }) == *target
+            })
+        });
+        if !exists {
+            bail!("--inject-panic {target}: no such cell in this run");
+        }
+    }
+    Ok(cases
+        .iter()
+        .flat_map(|case| {
+            implementations.iter().map(move |name| Cell {
+                case: case.clone(),
+                implementation: name.to_string(),
+            })
+        })
+        .collect())
+}
+
+/// `WORKLOAD/TIMERS/IMPL`.
+fn cell_name(key: &CellKey) -> String {
+    format!("{}/{}/{}", key.workload, key.timers, key.implementation)
+}
+
+/// The generator command of a case: its identity in the cache.
+fn case_id(case: &Case) -> String {
+    command_line(&case.family, &case.spec)
+}
+
+fn default_folder() -> anyhow::Result<PathBuf> {
+    let date = chrono::Utc::now().format("%Y-%m-%d");
+    let base = format!(
+        "{date}-{}-{}",
+        environment::host(),
+        environment::git_revision()
+    );
+    let root = Path::new("results");
+    let mut folder = root.join(&base);
+    let mut n = 2;
+    while folder.exists() {
+        folder = root.join(format!("{base}-{n}"));
+        n += 1;
+    }
+    Ok(folder)
+}

@@ -1,0 +1,123 @@
+//! The figures the report reads off one record, and the arithmetic it does on them.
+//!
+//! Only cells that verified (`ok`) have figures: every accessor here answers `None` for
+//! the others, so no page or chart can show a wrong structure's speed by mistake.
+
+use anyhow::anyhow;
+use timerbench_results::{CellKey, CellRecord, Latency, Status};
+
+/// `workload at N timers, implementation`.
+pub fn describe(key: &CellKey) -> String {
+    format!(
+        "{} at {} timers, {}",
+        key.workload,
+        thousands(key.timers),
+        key.implementation
+    )
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The median ns/op of a verified cell.
+pub fn ns_per_op(record: &CellRecord) -> Option<f64> {
+    if record.status != Status::Ok {
+        return None;
+    }
+    let median = record.throughput.as_ref()?.ns_per_op.median;
+    (median.is_finite() && median > 0.0).then_some(median)
+}
+
+/// The latency of operation kind `kind` in a verified cell that has any.
+pub fn latency<'r>(record: &'r CellRecord, kind: &str) -> Option<&'r Latency> {
+    (record.status == Status::Ok)
+        .then(|| record.latency.get(kind))
+        .flatten()
+        .filter(|l| l.count > 0)
+}
+
+/// The bytes per pending timer of a verified cell.
+pub fn bytes_per_timer(record: &CellRecord) -> Option<f64> {
+    if record.status != Status::Ok {
+        return None;
+    }
+    let bytes = record.memory.as_ref()?.bytes_per_pending_timer;
+    bytes.is_finite().then_some(bytes)
+}
+
+/// A latency histogram decoded.
+pub fn decode_histogram(latency: &Latency) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(latency.histogram_v2.trim())
+        .map_err(|e| anyhow!("not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| anyhow!("not an HdrHistogram V2 serialization: {e:?}"))
+}
+
+/// The HdrHistogram percentile curve: points (1 / (1 - p), latency ns), from the median
+/// out to the largest value, 20 points per decade of `1 / (1 - p)`.
+pub fn percentile_curve(latency: &Latency) -> anyhow::Result<Vec<(f64, f64)>> {
+    let histogram = decode_histogram(latency)?;
+    let count = histogram.len();
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    const STEPS_PER_DECADE: u32 = 20;
+    let decades = (count as f64).log10();
+    let steps = (decades * f64::from(STEPS_PER_DECADE)).floor() as u32;
+    let mut points = Vec::with_capacity(steps as usize + 2);
+    for step in 0..=steps {
+        let x = 10f64.powf(f64::from(step) / f64::from(STEPS_PER_DECADE));
+        let quantile = 1.0 - 1.0 / x;
+        points.push((x, histogram.value_at_quantile(quantile).max(1) as f64));
+    }
+    // The largest value, at the last percentile the count resolves.
+    let last = (count as f64).max(1.0);
+    if points.last().is_some_and(|&(x, _)| x >= last) {
+        points.pop();
+    }
+    points.push((last.max(1.0), histogram.max().max(1) as f64));
+    Ok(points)
+}
+
+/// The geometric mean of positive `values`, or `None` when there are none.
+pub fn geometric_mean(values: &[f64]) -> Option<f64> {
+    let values: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    Some((values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_a_person_writes_them() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(geometric_mean(&[]), None);
+        assert_eq!(geometric_mean(&[0.0, -1.0]), None);
+        let mean = geometric_mean(&[1.0, 4.0]).unwrap();
+        assert!((mean - 2.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,105 @@
+//! The timerbench report: one self-contained HTML file comparing the implementations, from
+//! one or several results folders of `timerbench run`.
+//!
+//! The file opens from disk in any browser: the charts are inline SVG drawn with plotters,
+//! the style is inline CSS, and nothing (script, font, image) is fetched from anywhere.
+//! Each chart can also be written as a PNG, drawn with plotters' bitmap backend and the
+//! DejaVu font embedded in the binary, so no system font library is needed.
+//!
+//! This crate reads results through `timerbench-results` only: it knows nothing of the
+//! harness, the implementations or the workload generators. What it says about them
+//! beyond the records (descriptions, orders) arrives as a [`Catalog`].
+//!
+//! The pieces:
+//!
+//! - `runs`: reading the folders (any error names the file and line) and one run's
+//!   figures; `figures`: what the report reads off one record; `model`: everything the
+//!   page shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
+//!   between runs;
+//! - `charts`: the charts, one description drawn on either backend;
+//! - `page`: the page, one module per section.
+//!
+//! **Templates.** The page is written with maud, not askama. Both compile templates and
+//! escape what they splice in; maud's templates are Rust (`html!`), so a section is a
+//! function over the model that the compiler checks whole (types, borrows, exhaustive
+//! matches), with no template files to keep in step with the structs they read, and the
+//! page stays one self-contained file without a build step. askama's Jinja-like files
+//! would suit markup edited by people who do not write Rust, which this page does not
+//! have. Text goes in escaped by default; the two exceptions, the style sheet and the
+//! charts' SVG, are each inserted in one place with the reason it is safe.
+//!
+//! The report is built in memory and written through a temporary file renamed into place,
+//! so a failure never leaves a half-written report.
+
+pub mod catalog;
+mod charts;
+mod figures;
+mod model;
+mod page;
+mod ranking;
+mod runs;
+#[cfg(test)]
+mod tests;
+
+pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
+pub use page::SECTIONS;
+
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+
+/// What [`write_report`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// Results folders in the report.
+    pub runs: usize,
+    /// Cell records in them (the latest of each cell).
+    pub cells: usize,
+    /// Charts drawn.
+    pub charts: usize,
+}
+
+/// Reads the results `folders` and writes their report to `output` (atomically), and each
+/// chart as a PNG into `png` when given. The first folder is the baseline of the ratios
+/// between runs; `catalog` describes the implementations and workloads.
+///
+/// Fails, writing nothing, when a folder is missing, has no `results.jsonl`, or holds a
+/// malformed record or one of a schema version this build does not read (the error names
+/// the file and line).
+pub fn write_report(
+    folders: &[PathBuf],
+    output: &Path,
+    png: Option<&Path>,
+    catalog: &Catalog,
+) -> anyhow::Result<Written> {
+    if folders.is_empty() {
+        bail!("no results folder to report on");
+    }
+    charts::register_fonts()?;
+    let runs = folders
+        .iter()
+        .enumerate()
+        .map(|(index, folder)| runs::load_run(folder, index))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let model = model::Model::new(runs, catalog)?;
+    let page = page::render(&model)?;
+    if let Some(dir) = png {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the PNG folder {}", dir.display()))?;
+        for chart in &page.charts {
+            let path = dir.join(format!("{}.png", chart.id));
+            chart
+                .png(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
+    }
+    timerbench_results::write_atomically(output, page.html.as_bytes())?;
+    Ok(Written {
+        runs: model.runs.len(),
+        cells: model.runs.iter().map(|r| r.records.len()).sum(),
+        charts: page.charts.len(),
+    })
+}

@@ -1,0 +1,315 @@
+//! Everything the report shows, gathered once from the runs and the catalog: the
+//! implementations (with their colours), the workloads (with their descriptions, sizes and
+//! operation kinds), the cells that did not verify.
+//!
+//! Conventions:
+//!
+//! - A *cell* is one (workload, timers, implementation); a *size* of a workload is one
+//!   (workload, timers), where the implementations compete.
+//! - Speed is the median nanoseconds per operation line of the timed replays. Only cells
+//!   that verified (`ok`) have figures; the others are listed with their reason.
+//! - An *operation family* is a workload family (`hold`, `keepalive`, ...): the workloads
+//!   of one family exercise the same mix of operations.
+
+use crate::catalog::Catalog;
+use crate::figures::latency;
+use crate::runs::Run;
+use anyhow::anyhow;
+use std::collections::{BTreeMap, BTreeSet};
+use timerbench_results::{CLOCK_KINDS, CellRecord, KINDS, Status};
+
+/// An implementation as the report shows it.
+#[derive(Debug, Clone)]
+pub struct Implementation {
+    /// Its name in the results.
+    pub name: String,
+    /// What it is, when the catalog knows it.
+    pub summary: Option<String>,
+    /// An outside crate behind an adapter (a record says so).
+    pub peer: bool,
+    /// Its colour in every chart.
+    pub color: (u8, u8, u8),
+}
+
+/// The project's implementations, by registry order (Tableau 10 and friends).
+const PALETTE: &[(u8, u8, u8)] = &[
+    (0x1f, 0x77, 0xb4), // blue
+    (0xff, 0x7f, 0x0e), // orange
+    (0x2c, 0xa0, 0x2c), // green
+    (0xd6, 0x27, 0x28), // red
+    (0x94, 0x67, 0xbd), // purple
+    (0x8c, 0x56, 0x4b), // brown
+    (0xe3, 0x77, 0xc2), // pink
+    (0x17, 0xbe, 0xcf), // cyan
+    (0x39, 0x3b, 0x79), // dark blue
+];
+
+/// Peers and anything not in the registry, by name.
+const OTHER_PALETTE: &[(u8, u8, u8)] = &[
+    (0x7f, 0x7f, 0x7f), // grey
+    (0xbc, 0xbd, 0x22), // olive
+    (0x00, 0x00, 0x00), // black
+    (0xad, 0x49, 0x4a), // brick
+    (0x63, 0x79, 0x39), // moss
+    (0x8c, 0x6d, 0x31), // ochre
+    (0x7b, 0x41, 0x73), // plum
+];
+
+/// A workload parameter as the report shows it.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The key.
+    pub name: String,
+    /// The value the records carry, or the family's default.
+    pub value: String,
+    /// Whether that is the family's default.
+    pub default: bool,
+    /// What it means (empty when the family does not declare it).
+    pub help: String,
+}
+
+/// A workload as the report shows it.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// The suite workload's name.
+    pub name: String,
+    /// Its family.
+    pub family: String,
+    /// What real system it models (the family's description), when the family is known.
+    pub models: Option<String>,
+    /// The family's shape.
+    pub shape: Option<String>,
+    /// What one tick is.
+    pub tick: Option<String>,
+    /// The parameters: the family's, then any others the records carry.
+    pub params: Vec<Param>,
+    /// `--ops`, when set.
+    pub ops: Option<u64>,
+    /// Every size any run measured, ascending.
+    pub sizes: Vec<u64>,
+    /// The command that regenerates the workload, per size.
+    pub generators: BTreeMap<u64, String>,
+    /// The latency kinds any verified cell recorded, in [`KINDS`] order.
+    pub kinds: Vec<String>,
+    /// The advance-like kind of its tables: the first of [`CLOCK_KINDS`] it has.
+    pub clock_kind: Option<String>,
+}
+
+/// Everything the report shows.
+pub struct Model {
+    /// The results folders, the first being the baseline of the ratios between runs.
+    pub runs: Vec<Run>,
+    /// Every implementation in any run: the registry's first, in its order, then the
+    /// peers in theirs, then names the catalog does not know.
+    pub implementations: Vec<Implementation>,
+    /// Every workload in any run: the standard suite's order, then the others by name.
+    pub workloads: Vec<Workload>,
+}
+
+impl Model {
+    /// Gathers the implementations and workloads of `runs`, described by `catalog`.
+    pub fn new(runs: Vec<Run>, catalog: &Catalog) -> anyhow::Result<Model> {
+        let records = || runs.iter().flat_map(|r| r.records.values());
+        let implementations = implementations(records(), catalog);
+
+        let mut present: BTreeMap<String, Vec<&CellRecord>> = BTreeMap::new();
+        for record in records() {
+            present
+                .entry(record.key.workload.clone())
+                .or_default()
+                .push(record);
+        }
+        let mut order: Vec<String> = catalog
+            .suite_order
+            .iter()
+            .filter(|name| present.contains_key(*name))
+            .cloned()
+            .collect();
+        let others: Vec<String> = present
+            .keys()
+            .filter(|name| !order.contains(name))
+            .cloned()
+            .collect();
+        order.extend(others);
+        let workloads = order
+            .iter()
+            .map(|name| workload(name, &present[name], catalog))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+
+        Ok(Model {
+            runs,
+            implementations,
+            workloads,
+        })
+    }
+
+    /// Whether the report puts several runs side by side.
+    pub fn several(&self) -> bool {
+        self.runs.len() > 1
+    }
+
+    /// The implementation called `name`.
+    pub fn implementation(&self, name: &str) -> Option<&Implementation> {
+        self.implementations.iter().find(|i| i.name == name)
+    }
+
+    /// The workload families in the report, in the order of their first workload.
+    pub fn families(&self) -> Vec<String> {
+        let mut families: Vec<String> = Vec::new();
+        for workload in &self.workloads {
+            if !families.contains(&workload.family) {
+                families.push(workload.family.clone());
+            }
+        }
+        families
+    }
+
+    /// Every record of every run that did not verify, with its run, in page order.
+    pub fn failures(&self) -> Vec<(&Run, &CellRecord)> {
+        let mut failures = Vec::new();
+        for run in &self.runs {
+            for workload in &self.workloads {
+                for &timers in &workload.sizes {
+                    for implementation in &self.implementations {
+                        if let Some(record) = run.cell(&workload.name, timers, &implementation.name)
+                            && record.status != Status::Ok
+                        {
+                            failures.push((run, record));
+                        }
+                    }
+                }
+            }
+        }
+        failures
+    }
+
+    /// The size whose charts of per-operation detail (latency curves, the advance series)
+    /// are drawn: the one where the most implementations verified with latency data, the
+    /// largest on a tie.
+    pub fn detail_size(&self, workload: &Workload) -> Option<u64> {
+        workload
+            .sizes
+            .iter()
+            .map(|&timers| {
+                let verified = self
+                    .runs
+                    .iter()
+                    .flat_map(|run| run.records.values())
+                    .filter(|r| {
+                        r.key.workload == workload.name
+                            && r.key.timers == timers
+                            && r.status == Status::Ok
+                            && !r.latency.is_empty()
+                    })
+                    .count();
+                (verified, timers)
+            })
+            .filter(|&(verified, _)| verified > 0)
+            .max()
+            .map(|(_, timers)| timers)
+    }
+}
+
+/// The implementations of `records`: the registry's in its order and palette, then the
+/// peers in their registry's order, then names the catalog does not know (the project's
+/// own from another revision first), each of those in the second palette.
+fn implementations<'r>(
+    records: impl Iterator<Item = &'r CellRecord>,
+    catalog: &Catalog,
+) -> Vec<Implementation> {
+    let mut peers = BTreeSet::new();
+    let mut names = BTreeSet::new();
+    for record in records {
+        names.insert(record.key.implementation.clone());
+        if record.peer {
+            peers.insert(record.key.implementation.clone());
+        }
+    }
+    let mut implementations = Vec::new();
+    for (index, registered) in catalog.implementations.iter().enumerate() {
+        if names.remove(&registered.name) {
+            implementations.push(Implementation {
+                name: registered.name.clone(),
+                summary: Some(registered.summary.clone()),
+                peer: peers.contains(&registered.name),
+                color: PALETTE[index % PALETTE.len()],
+            });
+        }
+    }
+    let mut others: Vec<String> = names.into_iter().collect();
+    others.sort_by_key(|name| {
+        let peer_order = catalog.peer_index(name);
+        (
+            peers.contains(name),
+            peer_order.is_none(),
+            peer_order,
+            name.clone(),
+        )
+    });
+    for (index, name) in others.into_iter().enumerate() {
+        implementations.push(Implementation {
+            peer: peers.contains(&name),
+            summary: catalog
+                .peer_index(&name)
+                .map(|i| catalog.peers[i].summary.clone()),
+            color: OTHER_PALETTE[index % OTHER_PALETTE.len()],
+            name,
+        });
+    }
+    implementations
+}
+
+/// The description of workload `name` from its records and its family.
+fn workload(name: &str, records: &[&CellRecord], catalog: &Catalog) -> anyhow::Result<Workload> {
+    let first = records
+        .first()
+        .ok_or_else(|| anyhow!("workload {name} has no records"))?;
+    let family = catalog.family(&first.family);
+    let mut params = Vec::new();
+    for declared in family.iter().flat_map(|f| &f.params) {
+        let given = first.params.get(&declared.name);
+        params.push(Param {
+            name: declared.name.clone(),
+            value: given.cloned().unwrap_or_else(|| declared.default.clone()),
+            default: given.is_none_or(|g| *g == declared.default),
+            help: declared.help.clone(),
+        });
+    }
+    for (key, value) in &first.params {
+        if !params.iter().any(|p| p.name == *key) {
+            params.push(Param {
+                name: key.clone(),
+                value: value.clone(),
+                default: false,
+                help: String::new(),
+            });
+        }
+    }
+    let sizes: BTreeSet<u64> = records.iter().map(|r| r.key.timers).collect();
+    let generators = records
+        .iter()
+        .map(|r| (r.key.timers, r.generator.clone()))
+        .collect();
+    let kinds: Vec<String> = KINDS
+        .iter()
+        .filter(|kind| records.iter().any(|r| latency(r, kind).is_some()))
+        .map(|kind| kind.to_string())
+        .collect();
+    let clock_kind = CLOCK_KINDS
+        .iter()
+        .find(|kind| kinds.iter().any(|k| k == *kind))
+        .map(|kind| kind.to_string());
+    Ok(Workload {
+        name: name.to_string(),
+        family: first.family.clone(),
+        models: family.map(|f| f.models.clone()),
+        shape: family.map(|f| f.shape.clone()),
+        tick: family.map(|f| f.tick.clone()),
+        params,
+        ops: first.ops,
+        sizes: sizes.into_iter().collect(),
+        generators,
+        kinds,
+        clock_kind,
+    })
+}

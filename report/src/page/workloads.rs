@@ -1,0 +1,235 @@
+//! The workloads: per workload what it models, its parameters, how to regenerate it, the
+//! table of every cell (speed, ratio to the best, tail latency of the clock-moving
+//! operation, memory; with several runs, each run's columns and the ratios between them),
+//! and its charts ([`super::charts`]).
+
+use super::format::{
+    self, decimals_for, ns_number, ratio, ratio_class, short_reason, status_badge, workload_anchor,
+};
+use super::{Context, charts};
+use crate::charts::{Chart, nanoseconds_label};
+use crate::figures::{bytes_per_timer, latency, ns_per_op, thousands};
+use crate::model::Workload;
+use crate::runs::Run;
+use anyhow::Context as _;
+use maud::{Markup, html};
+
+/// The columns of one run in a workload table.
+const COLUMNS_PER_RUN: usize = 6;
+
+/// The section, and the charts it draws (into `drawn`).
+pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Result<Markup> {
+    let model = context.model;
+    let mut workloads = Vec::new();
+    for workload in &model.workloads {
+        let charts = charts::workload_charts(context, workload, drawn)
+            .with_context(|| format!("the section of workload {}", workload.name))?;
+        workloads.push(html! {
+            section.workload id=(workload_anchor(&workload.name)) {
+                (description(workload))
+                (table(context, workload))
+                (charts)
+            }
+        });
+    }
+    let body = html! {
+        p {
+            "Per workload: what it models, its parameters, the figures of every cell, and the \
+             charts. In the tables, " em { "ns/op" } " is the median time per operation line \
+             over the timed replays of the whole workload, ± the median absolute deviation; "
+            em { "× best" } " its ratio to the fastest at that size (the fastest in bold); "
+            em { "p99, p99.9, max" } " the latency of the operation that moves the clock ("
+            code { "advance" } ", " code { "next" } " or " code { "tick" } ", named in the \
+             header), from a separate pass that times each operation; " em { "B/timer" }
+            " the peak live heap bytes of the queue over the peak number of pending timers."
+            @if model.several() {
+                " The last columns are each run's ns/op over the first run's ("
+                span.faster { "green: faster" } ", " span.slower { "red: slower" } ")."
+            }
+        }
+        @for workload in workloads { (workload) }
+    };
+    Ok(super::section("workloads", body))
+}
+
+/// The heading, what the workload models, its shape, parameters and generator commands.
+fn description(workload: &Workload) -> Markup {
+    html! {
+        h3 { (workload.name) }
+        p {
+            strong { "Models" } " "
+            (workload.models.as_deref().unwrap_or("(a family this build does not know)")) ". "
+            span.note {
+                "Family " code { (workload.family) }
+                @if let Some(tick) = &workload.tick { ", one tick is " (tick) }
+                "."
+            }
+        }
+        @if let Some(shape) = &workload.shape {
+            p { strong { "Shape" } " " (shape) "." }
+        }
+        dl.params {
+            @for param in &workload.params {
+                dt { (param.name) "=" (param.value) }
+                dd {
+                    (param.help)
+                    @if param.default { " " span.note { "(default)" } }
+                }
+            }
+            dt { "timers" }
+            dd {
+                @for (index, &timers) in workload.sizes.iter().enumerate() {
+                    @if index > 0 { ", " }
+                    (thousands(timers))
+                }
+            }
+            @if let Some(ops) = workload.ops {
+                dt { "ops" }
+                dd { (thousands(ops)) }
+            }
+        }
+        details {
+            summary { "Regenerate the workload" }
+            pre {
+                @for generator in workload.generators.values() { (generator) "\n" }
+            }
+        }
+    }
+}
+
+/// Every cell of the workload, by size: the baseline's fastest first.
+fn table(context: &Context, workload: &Workload) -> Markup {
+    let model = context.model;
+    let runs = &model.runs;
+    let base = &runs[0];
+    let kind = workload.clock_kind.as_deref();
+    let kind_label = kind.unwrap_or("latency");
+    let columns = 1 + COLUMNS_PER_RUN * runs.len() + (runs.len() - 1);
+    html! {
+        div.scroll {
+            table.cells {
+                @if model.several() {
+                    tr.group {
+                        th {}
+                        @for run in runs {
+                            th.sep colspan=(COLUMNS_PER_RUN) { (run.title()) }
+                        }
+                        th.sep colspan=(runs.len() - 1) { "ratio" }
+                    }
+                }
+                tr {
+                    th { "Implementation" }
+                    @for _ in runs {
+                        th.num.sep { "ns/op ± MAD" }
+                        th.num { "× best" }
+                        th.num title=(format!("{kind_label} latency, 99th percentile")) {
+                            (kind_label) " p99"
+                        }
+                        th.num { "p99.9" }
+                        th.num { "max" }
+                        th.num title="peak live heap bytes over peak pending timers" { "B/timer" }
+                    }
+                    @for run in &runs[1..] {
+                        th.num.sep { (run.label) "/" (base.label) }
+                    }
+                }
+                @for &timers in &workload.sizes {
+                    tr.size { th colspan=(columns) { (thousands(timers)) " timers" } }
+                    @for name in rows(context, workload, timers) {
+                        tr {
+                            td { (format::implementation(model, name)) }
+                            @for run in runs {
+                                (run_columns(context, run, workload, timers, name, kind))
+                            }
+                            @let speed = |run: &Run| {
+                                run.cell(&workload.name, timers, name).and_then(ns_per_op)
+                            };
+                            @for run in &runs[1..] {
+                                @match (speed(base), speed(run)) {
+                                    (Some(base), Some(other)) => {
+                                        @let between = other / base;
+                                        td.num.sep.(ratio_class(between)) { (ratio(between)) }
+                                    }
+                                    _ => td.num.sep.na { "–" },
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The implementations with a cell at this size in any run, the baseline's fastest first,
+/// then the rest in registry order.
+fn rows<'m>(context: &Context<'m>, workload: &Workload, timers: u64) -> Vec<&'m str> {
+    let runs = &context.model.runs;
+    let mut rows: Vec<&str> = context
+        .model
+        .implementations
+        .iter()
+        .map(|i| i.name.as_str())
+        .filter(|name| {
+            runs.iter()
+                .any(|r| r.cell(&workload.name, timers, name).is_some())
+        })
+        .collect();
+    let speed = |name: &str| {
+        runs[0]
+            .cell(&workload.name, timers, name)
+            .and_then(ns_per_op)
+            .unwrap_or(f64::INFINITY)
+    };
+    rows.sort_by(|a, b| speed(a).total_cmp(&speed(b)));
+    rows
+}
+
+/// The columns of one run for one cell: its figures, or why it has none.
+fn run_columns(
+    context: &Context,
+    run: &Run,
+    workload: &Workload,
+    timers: u64,
+    name: &str,
+    kind: Option<&str>,
+) -> Markup {
+    let Some(record) = run.cell(&workload.name, timers, name) else {
+        return html! { td.na.sep colspan=(COLUMNS_PER_RUN) { "not run" } };
+    };
+    let (Some(median), Some(throughput)) = (ns_per_op(record), record.throughput.as_ref()) else {
+        let reason = record.reason.as_deref().unwrap_or("no figures recorded");
+        return html! {
+            td.bad.sep colspan=(COLUMNS_PER_RUN) {
+                (status_badge(record.status)) " " (short_reason(reason, 90))
+                @if let Some(id) = context.failure_id(&run.label, record) {
+                    " " a href=(format!("#{id}")) { "(reason)" }
+                }
+            }
+        };
+    };
+    let decimals = decimals_for(median);
+    let to_best = run.ratio_to_best(record);
+    let best = to_best.is_some_and(|r| r <= 1.0 + 1e-12);
+    let latency = kind.and_then(|k| latency(record, k));
+    html! {
+        td.num.sep.best[best] {
+            (ns_number(median, decimals)) " ± " (ns_number(throughput.ns_per_op.mad, decimals))
+        }
+        td.num.best[best] { @if let Some(r) = to_best { (ratio(r)) } }
+        @for percentile in ["p99", "p99.9", "max"] {
+            td.num {
+                @match latency.and_then(|l| l.percentiles.get(percentile)) {
+                    Some(&ns) => (nanoseconds_label(ns as f64)),
+                    None => "–",
+                }
+            }
+        }
+        td.num {
+            @match bytes_per_timer(record) {
+                Some(bytes) => (format!("{bytes:.1}")),
+                None => "–",
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The rankings: which implementation is fastest over a set of workloads, and how one run
+//! compares with another.
+//!
+//! The *ratio to the best* of a cell is its ns/op over the smallest ns/op any
+//! implementation reached at the same size in the same run: 1.00 is the best, 2.00 twice
+//! as slow. A ranking orders the implementations by the geometric mean of their ratios
+//! over the sizes they verified, so that no one size (or workload) dominates by its
+//! absolute times.
+
+use crate::figures::{geometric_mean, ns_per_op, thousands};
+use crate::model::{Model, Workload};
+use crate::runs::Run;
+
+/// The ranking of the implementations over some cells of one run.
+pub struct Ranking {
+    /// Cells (workload, timers) where at least one implementation verified.
+    pub cells: usize,
+    /// Best first; those with no verified cell last.
+    pub entries: Vec<RankEntry>,
+}
+
+/// One implementation in a [`Ranking`].
+pub struct RankEntry {
+    /// The implementation.
+    pub implementation: String,
+    /// The geometric mean of its ratios to the best, when it verified any cell.
+    pub geomean: Option<f64>,
+    /// Its largest ratio to the best, and where.
+    pub worst: Option<(f64, String)>,
+    /// The cells it verified (of [`Ranking::cells`]).
+    pub covered: usize,
+}
+
+impl Model {
+    /// The ranking of `run` over the workloads for which `include` holds.
+    pub fn ranking(&self, run: &Run, include: impl Fn(&Workload) -> bool) -> Ranking {
+        let sizes: Vec<(&Workload, u64)> = self
+            .workloads
+            .iter()
+            .filter(|w| include(w))
+            .flat_map(|w| w.sizes.iter().map(move |&t| (w, t)))
+            .filter(|(w, t)| run.best(&w.name, *t).is_some())
+            .collect();
+        let mut entries: Vec<RankEntry> = self
+            .implementations
+            .iter()
+            // Only the implementations this part of the run tried.
+            .filter(|i| {
+                sizes
+                    .iter()
+                    .any(|(w, t)| run.cell(&w.name, *t, &i.name).is_some())
+            })
+            .map(|implementation| {
+                let mut ratios = Vec::new();
+                let mut worst: Option<(f64, String)> = None;
+                for &(workload, timers) in &sizes {
+                    let Some(ratio) = run
+                        .cell(&workload.name, timers, &implementation.name)
+                        .and_then(|record| run.ratio_to_best(record))
+                    else {
+                        continue;
+                    };
+                    ratios.push(ratio);
+                    if worst.as_ref().is_none_or(|(w, _)| ratio > *w) {
+                        let at = format!("{} at {}", workload.name, thousands(timers));
+                        worst = Some((ratio, at));
+                    }
+                }
+                RankEntry {
+                    implementation: implementation.name.clone(),
+                    geomean: geometric_mean(&ratios),
+                    worst,
+                    covered: ratios.len(),
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| match (a.geomean, b.geomean) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        Ranking {
+            cells: sizes.len(),
+            entries,
+        }
+    }
+
+    /// The geometric mean of `run`'s ns/op over the baseline's (the first run's), over the
+    /// cells of `implementation` in the workloads for which `include` holds that verified
+    /// in both, with how many there were.
+    pub fn run_ratio(
+        &self,
+        run: &Run,
+        implementation: &str,
+        include: impl Fn(&Workload) -> bool,
+    ) -> Option<(f64, usize)> {
+        let baseline = &self.runs[0];
+        let mut ratios = Vec::new();
+        for workload in self.workloads.iter().filter(|w| include(w)) {
+            for &timers in &workload.sizes {
+                let speed = |run: &Run| {
+                    run.cell(&workload.name, timers, implementation)
+                        .and_then(ns_per_op)
+                };
+                if let (Some(base), Some(other)) = (speed(baseline), speed(run)) {
+                    ratios.push(other / base);
+                }
+            }
+        }
+        geometric_mean(&ratios).map(|g| (g, ratios.len()))
+    }
+}

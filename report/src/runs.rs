@@ -1,0 +1,111 @@
+//! The results folders of a report, read and checked, and the figures of one run at a
+//! glance: a cell's record, the best speed at a size, a cell's ratio to it.
+
+use crate::figures::{decode_histogram, describe, ns_per_op};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use timerbench_results::{
+    CellKey, CellRecord, Environment, RESULTS_FILE, RecordLine, latest_by_cell, read_run,
+};
+
+/// One results folder.
+pub struct Run {
+    /// Where it was read from.
+    pub folder: PathBuf,
+    /// `A`, `B`, ...: its short name in column headers.
+    pub label: String,
+    /// The folder's own name, e.g. `2026-11-22-host-abc1234`.
+    pub name: String,
+    /// `environment.json`, when the folder has one.
+    pub environment: Option<Environment>,
+    /// The latest record of each cell.
+    pub records: BTreeMap<CellKey, CellRecord>,
+}
+
+impl Run {
+    /// The record of `workload` at `timers` for `implementation`.
+    pub fn cell(&self, workload: &str, timers: u64, implementation: &str) -> Option<&CellRecord> {
+        self.records.get(&CellKey {
+            workload: workload.to_string(),
+            timers,
+            implementation: implementation.to_string(),
+        })
+    }
+
+    /// The smallest ns/op at a size, among the verified cells.
+    pub fn best(&self, workload: &str, timers: u64) -> Option<f64> {
+        self.records
+            .values()
+            .filter(|r| r.key.workload == workload && r.key.timers == timers)
+            .filter_map(ns_per_op)
+            .min_by(f64::total_cmp)
+    }
+
+    /// The ratio of a cell to the best at its size.
+    pub fn ratio_to_best(&self, record: &CellRecord) -> Option<f64> {
+        let ns = ns_per_op(record)?;
+        Some(ns / self.best(&record.key.workload, record.key.timers)?)
+    }
+
+    /// `A (folder name)`.
+    pub fn title(&self) -> String {
+        format!("{} ({})", self.label, self.name)
+    }
+}
+
+/// Reads the results folder `folder`, the `index`-th of the report. Besides what the
+/// results crate checks (the folder, every line, every version), the figures the report
+/// draws must make sense: a record whose histogram does not decode is as malformed as a
+/// line that does not parse.
+pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
+    let files = read_run(folder)?;
+    let results = folder.join(RESULTS_FILE);
+    for RecordLine { line, record } in &files.records {
+        for (kind, latency) in &record.latency {
+            decode_histogram(latency).with_context(|| {
+                format!(
+                    "{}:{line}: {}: the `{kind}` latency histogram",
+                    results.display(),
+                    describe(&record.key)
+                )
+            })?;
+        }
+    }
+    let name = folder
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| folder.display().to_string());
+    Ok(Run {
+        folder: folder.to_path_buf(),
+        label: run_label(index),
+        name,
+        environment: files.environment,
+        records: latest_by_cell(files.records.into_iter().map(|line| line.record)),
+    })
+}
+
+/// `A`, `B`, ..., `Z`, `AA`, ...
+fn run_label(index: usize) -> String {
+    let mut label = String::new();
+    let mut n = index + 1;
+    while n > 0 {
+        let digit = (n - 1) % 26;
+        label.insert(0, char::from(b'A' + digit as u8));
+        n = (n - 1) / 26;
+    }
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs_are_labelled_like_spreadsheet_columns() {
+        let labels: Vec<String> = [0, 1, 25, 26, 27]
+            .into_iter()
+            .map(super::run_label)
+            .collect();
+        assert_eq!(labels, ["A", "B", "Z", "AA", "AB"]);
+    }
+}

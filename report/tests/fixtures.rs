@@ -1,0 +1,144 @@
+//! Results folders written by earlier timerbench builds still render, and folders of a
+//! newer schema are refused.
+//!
+//! `fixtures/schema-1/` is a real folder of schema version 1, written by `timerbench run`
+//! before the results format and the report became crates of their own: three workloads
+//! (keepalive, start-stop, burst) at 1,000 and 4,000 timers through binary-heap,
+//! hierarchical-wheel and the std-heap-lazy peer, two repeats, and one cell made to fail
+//! (`--inject-panic burst/4000/std-heap-lazy`).
+
+use std::path::{Path, PathBuf};
+use timerbench_report::{Catalog, Described, FamilyInfo, SECTIONS, write_report};
+use timerbench_results::{SCHEMA_VERSION, version};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema-1")
+}
+
+/// What the registries said of the fixture's implementations and families.
+fn catalog() -> Catalog {
+    let described = |name: &str| Described {
+        name: name.to_string(),
+        summary: format!("what {name} is"),
+    };
+    let family = |name: &str| FamilyInfo {
+        name: name.to_string(),
+        models: format!("what {name} models"),
+        shape: format!("the shape of {name}"),
+        tick: "1ms".to_string(),
+        params: Vec::new(),
+    };
+    Catalog {
+        implementations: vec![described("binary-heap"), described("hierarchical-wheel")],
+        peers: vec![described("std-heap-lazy")],
+        families: vec![family("keepalive"), family("start-stop"), family("burst")],
+        suite_order: ["keepalive", "start-stop", "burst"]
+            .map(String::from)
+            .to_vec(),
+    }
+}
+
+/// A copy of the fixture in a temporary folder, to change.
+fn copy_of_fixture(dir: &Path) -> PathBuf {
+    let copy = dir.join("schema-1");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(fixture()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    copy
+}
+
+#[test]
+fn a_schema_1_folder_renders_every_section_workload_and_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("report.html");
+    let written = write_report(&[fixture()], &output, None, &catalog()).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+
+    assert_eq!((written.runs, written.cells), (1, 18));
+    for (anchor, heading) in SECTIONS {
+        let present = html.contains(&format!("<section id=\"{anchor}\"><h2>{heading}</h2>"));
+        assert_eq!(present, *anchor != "comparison", "{heading}");
+    }
+    for workload in ["keepalive", "start-stop", "burst"] {
+        assert!(html.contains(&format!("<h3>{workload}</h3>")), "{workload}");
+        assert!(
+            html.contains(&format!("what {workload} models")),
+            "{workload}"
+        );
+        for chart in ["ns-per-op", "bytes-per-timer", "latency-start"] {
+            let id = format!("id=\"chart-{workload}-{chart}\"");
+            assert!(html.contains(&id), "no chart {id}");
+        }
+    }
+    for implementation in ["binary-heap", "hierarchical-wheel", "std-heap-lazy"] {
+        let id = format!("id=\"chart-keepalive-advance-series-{implementation}\"");
+        assert!(html.contains(&id), "no chart {id}");
+    }
+    assert!(html.contains("badge peer"), "the peer is marked");
+
+    // Every chart is well-formed SVG, and there is one per figure.
+    let mut charts = 0;
+    let mut rest = html.as_str();
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").unwrap() + start + 6;
+        roxmltree::Document::parse(&rest[start..end]).expect("each SVG is well-formed XML");
+        charts += 1;
+        rest = &rest[end..];
+    }
+    assert_eq!(charts, written.charts);
+    assert_eq!(charts, html.matches("<figure class=\"chart\"").count());
+
+    // The failed cell, with its reason; the command that made the run.
+    assert!(html.contains("injected panic: the cell spec asked for one"));
+    assert!(html.contains("1 cell did not verify"));
+    assert!(html.contains("run --suite smoke --workload start-stop --workload burst"));
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_no_report_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = copy_of_fixture(dir.path());
+    let results = folder.join("results.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let newer = SCHEMA_VERSION + 1;
+    let changed: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| {
+            if index == 2 {
+                line.replacen("\"schema\":1,", &format!("\"schema\":{newer},"), 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    assert_ne!(
+        changed.join("\n") + "\n",
+        text,
+        "the fixture's third line changed"
+    );
+    std::fs::write(&results, changed.join("\n") + "\n").unwrap();
+
+    let output = dir.path().join("report.html");
+    let error = write_report(std::slice::from_ref(&folder), &output, None, &catalog())
+        .expect_err("a newer schema is refused");
+    assert_eq!(
+        format!("{error:#}"),
+        format!(
+            "{}:3: schema version {newer} is newer than this timerbench reads ({}); use a newer timerbench",
+            results.display(),
+            version::readable()
+        )
+    );
+    assert!(!output.exists(), "no report is written");
+    let leftovers = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".partial")
+        })
+        .count();
+    assert_eq!(leftovers, 0, "no partial file is left");
+}

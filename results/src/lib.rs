@@ -1,0 +1,34 @@
+//! The results format of timerbench: what a run folder holds, in one crate that both the
+//! writer (`timerbench run`, the harness) and the reader (`timerbench report`) depend on,
+//! so that neither keeps a copy and neither imports the other.
+//!
+//! A run folder `results/<date>-<host>-<git rev>/` holds:
+//!
+//! - `results.jsonl`: one [`CellRecord`] per line, appended as each cell finishes;
+//! - `environment.json`: the [`Environment`] of the run;
+//! - `summary.csv`: one row per cell ([`SummaryRow`]), for spreadsheets;
+//! - `report.html`: the report, written by the report crate.
+//!
+//! The pieces:
+//!
+//! - [`schema`]: the record types, as this build writes them ([`SCHEMA_VERSION`]);
+//! - [`version`]: the versions this build reads, checked before anything else;
+//! - [`folder`]: reading and writing the folder's files, and finding the newest run;
+//! - [`summary`]: one flat row per cell in `summary.csv`.
+//!
+//! `FORMAT.md` beside this crate writes the format down for readers that are not this
+//! crate: every field with its type and unit, what "per operation" means, the versions.
+//! This crate's folder is also where runs land; only its sources are tracked by git.
+
+pub mod folder;
+pub mod schema;
+pub mod summary;
+pub mod version;
+
+pub use folder::{
+    Appender, ENVIRONMENT_FILE, REPORT_FILE, RESULTS_FILE, RecordLine, RunFiles, SUMMARY_FILE,
+    latest_by_cell, newest_run, read_environment, read_record_lines, read_records, read_run,
+    recorded_so_far, write_atomically, write_environment,
+};
+pub use schema::*;
+pub use summary::{SummaryRow, write_summary};

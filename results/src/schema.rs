@@ -1,0 +1,323 @@
+//! The record schema, as this timerbench writes it ([`SCHEMA_VERSION`]): one definition
+//! for what `timerbench run` writes and what `timerbench report` reads.
+//!
+//! A cell is one (workload, size, implementation). Figures are absent (`null`) when the
+//! cell did not verify: a wrong structure's speed is never reported. `FORMAT.md` beside
+//! this crate documents every field, with its unit, for readers that are not Rust.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the schema this timerbench writes, in every record and in
+/// `environment.json`. Bump it when the written form changes, and teach
+/// [`crate::version`] to read the previous one.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The operation kinds of the latency pass, in the order the file letters come
+/// (`s`, `x`, `r`, `a`, `t`, `n`): the keys of [`CellRecord::latency`].
+pub const KINDS: &[&str] = &["start", "stop", "restart", "advance", "tick", "next"];
+
+/// The kinds that move the clock, where cascades and expiry work show, in the order a
+/// summary prefers them: a workload's "advance-like" kind is the first of these it has.
+pub const CLOCK_KINDS: &[&str] = &["advance", "next", "tick"];
+
+/// Which cell: enough to regenerate its workload and rerun it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CellKey {
+    /// The suite workload, e.g. `hold-exponential`.
+    pub workload: String,
+    /// The number of timers (`--timers`).
+    pub timers: u64,
+    /// The implementation's registry name.
+    pub implementation: String,
+}
+
+/// How a cell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Verified against the reference model, and measured.
+    Ok,
+    /// The implementation's firings or summary differ from the reference model's.
+    Unverified,
+    /// The cell's process panicked, aborted, was killed, or could not run.
+    Failed,
+    /// The cell's process ran past the time limit and was killed.
+    Timeout,
+}
+
+impl Status {
+    /// The word the results use: `ok`, `unverified`, `failed`, `timeout`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unverified => "unverified",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
+        }
+    }
+}
+
+/// A median and the median absolute deviation of repeated samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// The median.
+    pub median: f64,
+    /// The median absolute deviation from the median.
+    pub mad: f64,
+    /// Every sample, in the order measured.
+    pub samples: Vec<f64>,
+}
+
+/// Throughput: the whole replay timed, without a per-operation clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Timed repeats (the warm-up replay, which also verifies, is not among them).
+    pub repeats: u32,
+    /// Nanoseconds per operation line.
+    pub ns_per_op: Spread,
+    /// Nanoseconds per fired timer (the same replays divided by the firings), when any fired.
+    pub ns_per_fired: Option<Spread>,
+}
+
+/// Latency of one operation kind, from the per-operation pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Operations of this kind.
+    pub count: u64,
+    /// Mean, nanoseconds, with the clock's own cost subtracted.
+    pub mean_ns: f64,
+    /// Percentiles, nanoseconds: keys `p50`, `p90`, `p99`, `p99.9`, `p99.99`, `max`.
+    pub percentiles: BTreeMap<String, u64>,
+    /// The whole histogram, hdrhistogram's V2 serialization, base64.
+    pub histogram_v2: String,
+}
+
+/// The clock used for the per-operation pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Clock {
+    /// What it is, e.g. `tsc (quanta)`.
+    pub source: String,
+    /// The median cost of one empty timed probe (two reads), nanoseconds.
+    pub overhead_ns: f64,
+}
+
+/// Memory, from the counting allocator and the kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Most live heap bytes the queue held at once (above what existed before it).
+    pub peak_live_bytes: u64,
+    /// Pending timers at the workload's peak.
+    pub peak_pending: u64,
+    /// `peak_live_bytes / peak_pending`.
+    pub bytes_per_pending_timer: f64,
+    /// Heap allocations made during one replay.
+    pub allocations: u64,
+    /// `allocations` per operation line.
+    pub allocations_per_op: f64,
+    /// The cell process's peak resident set, bytes (workload and log included).
+    pub peak_rss_bytes: u64,
+}
+
+/// `advance` latency over the course of the run, for spotting cascades: the run cut into
+/// consecutive windows of operations, and the slowest `advance` or `tick` in each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdvanceSeries {
+    /// Operation lines per window.
+    pub window_ops: u64,
+    /// Per window, the slowest advance, nanoseconds (0 when the window had none).
+    pub max_ns: Vec<u64>,
+}
+
+/// What a record says about its cell before any figure: which cell, the workload that
+/// was replayed and the reference model's outcome of it. The harness makes one from its
+/// cell spec (the parent's instructions to the measuring child), which lives in the
+/// harness because it also carries the workload crate's types.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellIdentity {
+    /// Which cell.
+    pub key: CellKey,
+    /// The family that generated the workload.
+    pub family: String,
+    /// The family parameters.
+    pub params: BTreeMap<String, String>,
+    /// `--ops`, when the suite set it.
+    pub ops: Option<u64>,
+    /// The generator's seed.
+    pub seed: u64,
+    /// The command that regenerates the workload.
+    pub generator: String,
+    /// Whether the implementation is an outside crate behind an adapter.
+    pub peer: bool,
+    /// Operation lines in the workload.
+    pub operations: u64,
+    /// Timers the workload fires.
+    pub fired: u64,
+    /// The reference model's digest of the expiry log.
+    pub reference_digest: String,
+}
+
+/// One line of `results.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRecord {
+    /// [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// Which cell.
+    #[serde(flatten)]
+    pub key: CellKey,
+    /// The family that generated the workload.
+    pub family: String,
+    /// The family parameters.
+    pub params: BTreeMap<String, String>,
+    /// `--ops`, when the suite set it.
+    pub ops: Option<u64>,
+    /// The generator's seed.
+    pub seed: u64,
+    /// The command that regenerates the workload.
+    pub generator: String,
+    /// Whether the implementation is an outside crate behind an adapter.
+    pub peer: bool,
+    /// How the cell ended.
+    pub status: Status,
+    /// Why, when not `ok`: the first differing firing, the panic message, the signal.
+    pub reason: Option<String>,
+    /// Operation lines in the workload.
+    pub operations: u64,
+    /// Timers the workload fires.
+    pub fired: u64,
+    /// The reference model's digest of the expiry log.
+    pub reference_digest: String,
+    /// The implementation's digest, when it got that far.
+    pub digest: Option<String>,
+    /// Throughput, when verified.
+    pub throughput: Option<Throughput>,
+    /// Per operation kind ([`KINDS`]), when verified.
+    pub latency: BTreeMap<String, Latency>,
+    /// The clock of the latency pass.
+    pub clock: Option<Clock>,
+    /// `advance` latency over the run.
+    pub advance_series: Option<AdvanceSeries>,
+    /// Memory, when verified.
+    pub memory: Option<Memory>,
+    /// Wall seconds the cell took, everything included.
+    pub elapsed_seconds: f64,
+}
+
+impl CellRecord {
+    /// The record of a cell (the harness passes its cell spec) with its identity filled
+    /// in, the given status and reason, and no figures yet.
+    pub fn for_spec(cell: impl Into<CellIdentity>, status: Status, reason: Option<String>) -> Self {
+        let cell = cell.into();
+        CellRecord {
+            schema: SCHEMA_VERSION,
+            key: cell.key,
+            family: cell.family,
+            params: cell.params,
+            ops: cell.ops,
+            seed: cell.seed,
+            generator: cell.generator,
+            peer: cell.peer,
+            status,
+            reason,
+            operations: cell.operations,
+            fired: cell.fired,
+            reference_digest: cell.reference_digest,
+            digest: None,
+            throughput: None,
+            latency: BTreeMap::new(),
+            clock: None,
+            advance_series: None,
+            memory: None,
+            elapsed_seconds: 0.0,
+        }
+    }
+
+    /// The latency of the first of [`CLOCK_KINDS`] the cell recorded.
+    pub fn clock_latency(&self) -> Option<&Latency> {
+        CLOCK_KINDS.iter().find_map(|kind| self.latency.get(*kind))
+    }
+}
+
+/// `environment.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// The CPU model, from `/proc/cpuinfo`.
+    pub cpu: String,
+    /// Logical cores.
+    pub cores: usize,
+    /// Total memory, bytes.
+    pub memory_bytes: u64,
+    /// The operating system and kernel.
+    pub os: String,
+    /// `rustc --version` of the compiler that built timerbench.
+    pub rustc: String,
+    /// The git revision (with `-dirty` when the tree had changes).
+    pub git_revision: String,
+    /// The host name.
+    pub host: String,
+    /// The command line of the run.
+    pub command: String,
+    /// When the run started, RFC 3339, UTC.
+    pub started: String,
+    /// The suite level.
+    pub suite: String,
+    /// Timed repeats per cell.
+    pub repeat: u32,
+    /// The time limit per cell, seconds.
+    pub cell_timeout_seconds: u64,
+}
+
+/// A median and median absolute deviation of `samples`.
+pub fn spread(samples: Vec<f64>) -> Spread {
+    let median = median_of(samples.clone());
+    let deviations: Vec<f64> = samples.iter().map(|s| (s - median).abs()).collect();
+    Spread {
+        median,
+        mad: median_of(deviations),
+        samples,
+    }
+}
+
+fn median_of(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_mad_of_odd_and_even_samples() {
+        let s = spread(vec![5.0, 1.0, 3.0]);
+        assert_eq!((s.median, s.mad), (3.0, 2.0));
+        let s = spread(vec![1.0, 2.0, 3.0, 10.0]);
+        assert_eq!(s.median, 2.5);
+        assert_eq!(s.mad, 1.0);
+        assert_eq!(s.samples, [1.0, 2.0, 3.0, 10.0]);
+        assert!(spread(Vec::new()).median.is_nan());
+    }
+
+    #[test]
+    fn status_words_are_the_serialized_ones() {
+        for status in [
+            Status::Ok,
+            Status::Unverified,
+            Status::Failed,
+            Status::Timeout,
+        ] {
+            let json = serde_json::to_string(&status).unwrap();
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+        }
+    }
+}

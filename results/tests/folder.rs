@@ -1,0 +1,190 @@
+//! A results folder as the run writes it and the report reads it: records appended and
+//! read back, a resumed file cut at its last whole line, the latest record of each cell,
+//! `summary.csv`, `environment.json`, and the newest run under `results/`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use timerbench_results::{
+    Appender, CellIdentity, CellKey, CellRecord, Environment, Latency, Memory, SCHEMA_VERSION,
+    Status, Throughput, latest_by_cell, newest_run, read_environment, read_records,
+    recorded_so_far, spread, write_environment, write_summary,
+};
+
+fn record(workload: &str, timers: u64, implementation: &str, status: Status) -> CellRecord {
+    let identity = CellIdentity {
+        key: CellKey {
+            workload: workload.to_string(),
+            timers,
+            implementation: implementation.to_string(),
+        },
+        family: "hold".to_string(),
+        params: BTreeMap::new(),
+        ops: None,
+        seed: 1,
+        generator: format!("timerbench gen hold --timers {timers} --seed 1"),
+        peer: false,
+        operations: 4 * timers,
+        fired: timers,
+        reference_digest: "00".to_string(),
+    };
+    let reason = (status != Status::Ok).then(|| "it, panicked \"here\"".to_string());
+    let mut record = CellRecord::for_spec(identity, status, reason);
+    if status == Status::Ok {
+        record.throughput = Some(Throughput {
+            repeats: 3,
+            ns_per_op: spread(vec![10.0, 12.0, 11.0]),
+            ns_per_fired: None,
+        });
+        let latency = |p99: u64| Latency {
+            count: 10,
+            mean_ns: 5.0,
+            percentiles: [("p99".to_string(), p99), ("max".to_string(), 10 * p99)].into(),
+            histogram_v2: String::new(),
+        };
+        record.latency = [
+            ("next".to_string(), latency(70)),
+            ("tick".to_string(), latency(90)),
+        ]
+        .into();
+        record.memory = Some(Memory {
+            peak_live_bytes: 3200,
+            peak_pending: 100,
+            bytes_per_pending_timer: 32.0,
+            allocations: 1,
+            allocations_per_op: 0.0025,
+            peak_rss_bytes: 4 << 20,
+        });
+    }
+    record
+}
+
+fn append_all(folder: &Path, records: &[CellRecord]) {
+    let mut appender = Appender::open(folder).unwrap();
+    for record in records {
+        appender.append(record).unwrap();
+    }
+}
+
+#[test]
+fn records_are_appended_whole_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = [
+        record("hold", 1_000, "btree", Status::Ok),
+        record("hold", 1_000, "kafka-wheel", Status::Failed),
+    ];
+    append_all(dir.path(), &records);
+    let path = dir.path().join("results.jsonl");
+    assert_eq!(read_records(&path).unwrap(), records);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.starts_with(&format!("{{\"schema\":{SCHEMA_VERSION},")));
+}
+
+#[test]
+fn a_resumed_file_loses_only_its_partial_last_line() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(recorded_so_far(dir.path()).unwrap().is_empty());
+    let first = record("hold", 1_000, "btree", Status::Ok);
+    append_all(dir.path(), std::slice::from_ref(&first));
+    let path = dir.path().join("results.jsonl");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"schema\":1,\"workload\":\"ho");
+    std::fs::write(&path, &text).unwrap();
+
+    assert_eq!(
+        recorded_so_far(dir.path()).unwrap(),
+        std::slice::from_ref(&first)
+    );
+    let second = record("hold", 1_000, "quad-heap", Status::Ok);
+    append_all(dir.path(), std::slice::from_ref(&second));
+    assert_eq!(read_records(&path).unwrap(), [first, second]);
+}
+
+#[test]
+fn a_malformed_line_is_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.jsonl");
+    let good = serde_json::to_string(&record("hold", 1_000, "btree", Status::Ok)).unwrap();
+    std::fs::write(&path, format!("{good}\n\n{{\"schema\": 1}}\n")).unwrap();
+    let error = format!("{:#}", read_records(&path).unwrap_err());
+    let expected = format!("{}:3: not a cell record: missing field", path.display());
+    assert!(error.starts_with(&expected), "{error}");
+}
+
+#[test]
+fn the_latest_record_of_a_cell_counts() {
+    let failed = record("hold", 1_000, "btree", Status::Failed);
+    let ok = record("hold", 1_000, "btree", Status::Ok);
+    let other = record("hold", 2_000, "btree", Status::Ok);
+    let latest = latest_by_cell([failed, ok.clone(), other.clone()]);
+    assert_eq!(latest.into_values().collect::<Vec<_>>(), [ok, other]);
+}
+
+#[test]
+fn the_summary_has_one_row_per_cell_in_cell_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = [
+        record("hold", 2_000, "btree", Status::Ok),
+        record("hold", 1_000, "btree", Status::Failed),
+        record("hold", 1_000, "btree", Status::Timeout),
+    ];
+    write_summary(dir.path(), &records).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "workload,timers,implementation,status,ns_per_op_median,ns_per_op_mad,\
+             advance_p99_ns,advance_max_ns,bytes_per_pending_timer,peak_rss_bytes,reason",
+            "hold,1000,btree,timeout,,,,,,,\"it, panicked \"\"here\"\"\"",
+            // `next` is the clock-moving kind when there is no `advance`.
+            "hold,2000,btree,ok,11.0,1.0,70,700,32.0,4194304,",
+        ]
+    );
+}
+
+#[test]
+fn the_environment_is_written_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let environment = Environment {
+        schema: SCHEMA_VERSION,
+        cpu: "a CPU".to_string(),
+        cores: 2,
+        memory_bytes: 1 << 30,
+        os: "an OS".to_string(),
+        rustc: "rustc".to_string(),
+        git_revision: "abc".to_string(),
+        host: "host".to_string(),
+        command: "timerbench run".to_string(),
+        started: "2026-11-22T00:00:00Z".to_string(),
+        suite: "smoke".to_string(),
+        repeat: 5,
+        cell_timeout_seconds: 1800,
+    };
+    write_environment(dir.path(), &environment).unwrap();
+    let path = dir.path().join("environment.json");
+    assert_eq!(read_environment(&path).unwrap(), environment);
+    let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(leftovers, 1, "no temporary file is left");
+}
+
+#[test]
+fn the_newest_run_is_a_folder_with_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    assert!(newest_run(&root).is_err());
+    std::fs::create_dir_all(root.join(".cache")).unwrap();
+    std::fs::write(root.join(".cache/results.jsonl"), "").unwrap();
+    let error = newest_run(&root).unwrap_err().to_string();
+    assert!(error.contains("no run under"), "{error}");
+    for name in ["2026-11-20-host-aaa", "2026-11-21-host-bbb"] {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+        std::fs::write(root.join(name).join("results.jsonl"), "").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The format crate's own files live in results/ too, and are newer: not runs.
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "").unwrap();
+    std::fs::write(root.join("README.md"), "not a folder").unwrap();
+    assert_eq!(newest_run(&root).unwrap(), root.join("2026-11-21-host-bbb"));
+}
