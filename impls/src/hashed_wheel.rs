@@ -80,6 +80,7 @@
 //! deadlines up to `u64::MAX` need no care.
 
 use crate::arena::{Arena, NIL};
+use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// Slot bits of [`HashedWheel::new`]: 4096 slots.
@@ -95,6 +96,21 @@ struct Entry<V> {
     deadline: Tick,
     value: V,
     prev: u32,
+}
+
+impl<V> Linked for Entry<V> {
+    #[inline]
+    fn prev(&self) -> u32 {
+        self.prev
+    }
+    #[inline]
+    fn set_prev(&mut self, prev: u32) {
+        self.prev = prev;
+    }
+    #[inline]
+    fn deadline(&self) -> Tick {
+        self.deadline
+    }
 }
 
 /// See the module documentation.
@@ -160,17 +176,9 @@ impl<V> HashedWheel<V> {
     /// Takes the entry at `index` out of its slot's list and frees its arena slot.
     #[inline]
     fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
-        let (next, entry) = self.arena.remove(index);
-        if entry.prev == NIL {
-            let slot = self.slot_of(entry.deadline);
-            self.heads[slot as usize] = next;
-        } else {
-            self.arena.set_link(entry.prev, next);
-        }
-        if next != NIL {
-            self.arena.get_mut(next).prev = entry.prev;
-        }
-        entry
+        let slot = self.slot_of(self.arena.get(index).deadline);
+        arena_list::unlink(&mut self.arena, &mut self.heads[slot as usize], index);
+        self.arena.remove(index).1
     }
 
     /// The minimum deadline in the non-empty list of `slot`.
@@ -222,18 +230,18 @@ impl<V> TimerQueue<V> for HashedWheel<V> {
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
         self.work += 1;
         let slot = self.slot_of(deadline);
-        let old_head = self.heads[slot as usize];
         let entry = Entry {
             deadline,
             value,
             prev: NIL,
         };
-        let id = self.arena.insert(old_head, entry);
-        self.heads[slot as usize] = id.index();
-        if old_head == NIL {
+        let id = self.arena.insert(NIL, entry);
+        let head = &mut self.heads[slot as usize];
+        let was_empty = *head == NIL;
+        arena_list::push_front(&mut self.arena, head, id.index());
+        if was_empty {
             self.occupied.insert(slot, deadline);
         } else {
-            self.arena.get_mut(old_head).prev = id.index();
             self.occupied.offer(slot, deadline);
         }
         id

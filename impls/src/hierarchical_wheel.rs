@@ -58,6 +58,7 @@
 //! due costs no memory beyond its 32 bytes a timer.
 
 use crate::arena::{Arena, NIL};
+use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// Bits of the deadline each level resolves.
@@ -68,9 +69,6 @@ const SLOTS: usize = 1 << BITS_PER_LEVEL;
 const LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
 /// The `home` of an entry on the due list (slot homes are `0..LEVELS * SLOTS`).
 const DUE: u32 = (LEVELS * SLOTS) as u32;
-/// Largest number of sorted runs the due-list merge sort keeps: run `i` holds `2^i`
-/// entries, and an arena holds fewer than `2^32`.
-const SORT_RUNS: usize = 33;
 
 /// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
 /// named by `home`.
@@ -79,6 +77,32 @@ struct Entry<V> {
     value: V,
     prev: u32,
     home: u32,
+}
+
+impl<V> Linked for Entry<V> {
+    #[inline]
+    fn prev(&self) -> u32 {
+        self.prev
+    }
+    #[inline]
+    fn set_prev(&mut self, prev: u32) {
+        self.prev = prev;
+    }
+    #[inline]
+    fn deadline(&self) -> Tick {
+        self.deadline
+    }
+}
+
+/// The head of the list called `home`: a slot's, or the due list's. A function of the two
+/// fields rather than a method, so that the arena can be borrowed beside it.
+#[inline]
+fn head_of<'a>(heads: &'a mut [u32], due_head: &'a mut u32, home: u32) -> &'a mut u32 {
+    if home == DUE {
+        due_head
+    } else {
+        &mut heads[home as usize]
+    }
 }
 
 /// The hierarchical timing wheel. See the module documentation.
@@ -153,27 +177,12 @@ fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
 }
 
 impl<V> HierarchicalWheel<V> {
-    /// The head of the list called `home`.
-    #[inline]
-    fn head_mut(&mut self, home: u32) -> &mut u32 {
-        if home == DUE {
-            &mut self.due_head
-        } else {
-            &mut self.heads[home as usize]
-        }
-    }
-
     /// Puts the live entry `index` at the front of the list `home`.
     #[inline]
     fn push_front(&mut self, home: u32, index: u32) {
-        let old_head = std::mem::replace(self.head_mut(home), index);
-        let (next, entry) = self.entries.entry_mut(index);
-        *next = old_head;
-        entry.prev = NIL;
-        entry.home = home;
-        if old_head != NIL {
-            self.entries.get_mut(old_head).prev = index;
-        }
+        self.entries.get_mut(index).home = home;
+        let head = head_of(&mut self.heads[..], &mut self.due_head, home);
+        arena_list::push_front(&mut self.entries, head, index);
     }
 
     /// Files the live entry `index` into the wheel relative to the current clock. Its
@@ -216,26 +225,14 @@ impl<V> HierarchicalWheel<V> {
     /// Takes the live entry `index` off its list, keeping the occupancy bits and the due
     /// minimum true. The entry stays in the arena.
     fn unlink(&mut self, index: u32) {
-        let next = self.entries.link(index);
-        let &Entry {
-            prev,
-            home,
-            deadline,
-            ..
-        } = self.entries.get(index);
-        if prev == NIL {
-            *self.head_mut(home) = next;
-        } else {
-            self.entries.set_link(prev, next);
-        }
-        if next != NIL {
-            self.entries.get_mut(next).prev = prev;
-        }
+        let &Entry { home, deadline, .. } = self.entries.get(index);
+        let head = head_of(&mut self.heads[..], &mut self.due_head, home);
+        let emptied = arena_list::unlink(&mut self.entries, head, index);
         if home == DUE {
             if deadline == self.due_min {
                 self.due_min_stale = true;
             }
-        } else if prev == NIL && next == NIL {
+        } else if emptied {
             let home = home as usize;
             self.clear_slot_bit(home / SLOTS, home % SLOTS);
         }
@@ -263,7 +260,7 @@ impl<V> HierarchicalWheel<V> {
     #[inline]
     fn take_slot(&mut self, level: usize, slot: usize) -> u32 {
         self.clear_slot_bit(level, slot);
-        std::mem::replace(&mut self.heads[level * SLOTS + slot], NIL)
+        arena_list::take(&mut self.heads[level * SLOTS + slot])
     }
 
     /// Frees the live entry `index` and reports it to `on_fire`.
@@ -299,64 +296,9 @@ impl<V> HierarchicalWheel<V> {
         if self.due_head == NIL {
             return;
         }
-        let list = std::mem::replace(&mut self.due_head, NIL);
-        let sorted = self.sort_list(list);
+        let list = arena_list::take(&mut self.due_head);
+        let sorted = arena_list::sort_by_deadline(&mut self.entries, list, &mut self.work);
         self.fire_list(sorted, on_fire);
-    }
-
-    /// Sorts a detached list by deadline through its `next` links (the `prev` links are left
-    /// stale: the list is fired right after). Bottom-up merge sort: `runs[i]` is either empty
-    /// or a sorted run of exactly `2^i` entries, and each new entry is carried up like a
-    /// binary counter increment; the runs left at the end are merged from small to large.
-    fn sort_list(&mut self, mut index: u32) -> u32 {
-        let mut runs = [NIL; SORT_RUNS];
-        while index != NIL {
-            let next = self.entries.link(index);
-            self.entries.set_link(index, NIL);
-            let mut run = index;
-            let mut rank = 0;
-            while runs[rank] != NIL {
-                run = self.merge(runs[rank], run);
-                runs[rank] = NIL;
-                rank += 1;
-            }
-            runs[rank] = run;
-            index = next;
-        }
-        runs.iter()
-            .filter(|&&run| run != NIL)
-            .fold(NIL, |sorted, &run| self.merge(run, sorted))
-    }
-
-    /// Merges two sorted detached lists into one.
-    fn merge(&mut self, mut left: u32, mut right: u32) -> u32 {
-        let mut head = NIL;
-        let mut tail = NIL;
-        while left != NIL && right != NIL {
-            self.work += 1;
-            let taken = if self.entries.get(left).deadline <= self.entries.get(right).deadline {
-                let taken = left;
-                left = self.entries.link(left);
-                taken
-            } else {
-                let taken = right;
-                right = self.entries.link(right);
-                taken
-            };
-            if tail == NIL {
-                head = taken;
-            } else {
-                self.entries.set_link(tail, taken);
-            }
-            tail = taken;
-        }
-        let rest = if left != NIL { left } else { right };
-        if tail == NIL {
-            rest
-        } else {
-            self.entries.set_link(tail, rest);
-            head
-        }
     }
 
     /// Recomputes `due_min` after its holder was stopped.

@@ -36,9 +36,8 @@
 //!
 //! Besides the arena, fixed structure reserved at construction for the most levels the size
 //! can need (15 for size 20): 24 bytes per bucket and 16 per delay-queue element, at most
-//! one element per bucket (7.2 + 4.8 KB for size 20). Plus a scratch vector of 4 bytes per
-//! entry of the largest due list ever sorted (only timers started at or before the wheel
-//! clock go there; it is reused, not freed).
+//! one element per bucket (7.2 + 4.8 KB for size 20). The due list is sorted through its
+//! own links ([`crate::arena_list::sort_by_deadline`]), so it needs no scratch memory.
 //!
 //! # Costs (n pending timers, L levels in use, B = L * size buckets)
 //!
@@ -123,6 +122,7 @@
 //! `ceil(64 / log2(size)) + 1` in general).
 
 use crate::arena::{Arena, NIL};
+use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -145,6 +145,32 @@ struct Entry<V> {
     prev: u32,
     /// The bucket id holding the entry, or [`DUE_LIST`].
     home: u32,
+}
+
+impl<V> Linked for Entry<V> {
+    #[inline]
+    fn prev(&self) -> u32 {
+        self.prev
+    }
+    #[inline]
+    fn set_prev(&mut self, prev: u32) {
+        self.prev = prev;
+    }
+    #[inline]
+    fn deadline(&self) -> Tick {
+        self.deadline
+    }
+}
+
+/// The head of the list called `home`: a bucket's, or the due list's. A function of the
+/// two fields rather than a method, so that the arena can be borrowed beside it.
+#[inline]
+fn head_of<'a>(buckets: &'a mut [Bucket], due_head: &'a mut u32, home: u32) -> &'a mut u32 {
+    if home == DUE_LIST {
+        due_head
+    } else {
+        &mut buckets[home as usize].head
+    }
 }
 
 /// One wheel. Kafka's `TimingWheel` minus the buckets, which live in one shared vector.
@@ -190,8 +216,6 @@ pub struct KafkaWheel<V> {
     due_head: u32,
     /// The smallest deadline put on the due list since it was last empty.
     due_floor: Tick,
-    /// Reused to sort the due list by deadline.
-    due_scratch: Vec<u32>,
     now: Tick,
     work: u64,
 }
@@ -238,7 +262,6 @@ impl<V> KafkaWheel<V> {
             delay_queue: BinaryHeap::with_capacity(bucket_capacity),
             due_head: NIL,
             due_floor: 0,
-            due_scratch: Vec::new(),
             now: 0,
             work: 0,
         }
@@ -336,39 +359,21 @@ impl<V> KafkaWheel<V> {
         }
     }
 
-    /// The head of the list called `home`.
-    fn head_mut(&mut self, home: u32) -> &mut u32 {
-        if home == DUE_LIST {
-            &mut self.due_head
-        } else {
-            &mut self.buckets[home as usize].head
-        }
-    }
-
     /// Links entry `index` at the front of list `home`.
+    #[inline]
     fn push_front(&mut self, home: u32, index: u32) {
-        let old_head = std::mem::replace(self.head_mut(home), index);
-        let (next, entry) = self.entries.entry_mut(index);
-        *next = old_head;
-        entry.prev = NIL;
-        entry.home = home;
-        if old_head != NIL {
-            self.entries.get_mut(old_head).prev = index;
-        }
+        self.entries.get_mut(index).home = home;
+        let head = head_of(&mut self.buckets, &mut self.due_head, home);
+        arena_list::push_front(&mut self.entries, head, index);
     }
 
-    /// Unlinks entry `index` from whatever list holds it.
+    /// Unlinks entry `index` from whatever list holds it. An emptied bucket stays in the
+    /// delay queue, as Kafka's does, until it reaches the top (see `drop_empty_buckets_at_top`).
+    #[inline]
     fn unlink(&mut self, index: u32) {
-        let next = self.entries.link(index);
-        let Entry { prev, home, .. } = *self.entries.get(index);
-        if prev == NIL {
-            *self.head_mut(home) = next;
-        } else {
-            self.entries.set_link(prev, next);
-        }
-        if next != NIL {
-            self.entries.get_mut(next).prev = prev;
-        }
+        let home = self.entries.get(index).home;
+        let head = head_of(&mut self.buckets, &mut self.due_head, home);
+        arena_list::unlink(&mut self.entries, head, index);
     }
 
     /// Puts an entry that is already due on the due list.
@@ -394,20 +399,13 @@ impl<V> KafkaWheel<V> {
         if self.due_head == NIL {
             return;
         }
-        let mut due = std::mem::take(&mut self.due_scratch);
-        let mut cursor = std::mem::replace(&mut self.due_head, NIL);
-        while cursor != NIL {
-            due.push(cursor);
-            cursor = self.entries.link(cursor);
-        }
-        let entries = &self.entries;
-        due.sort_unstable_by_key(|&index| entries.get(index).deadline);
-        self.work += due.len() as u64;
-        for &index in &due {
+        let list = arena_list::take(&mut self.due_head);
+        let mut index = arena_list::sort_by_deadline(&mut self.entries, list, &mut self.work);
+        while index != NIL {
+            let next = self.entries.link(index);
             self.fire(index, on_fire);
+            index = next;
         }
-        due.clear();
-        self.due_scratch = due;
     }
 
     /// Kafka's `TimerTaskList.flush(addTimerTaskEntry)`: empties the bucket, ends its
@@ -415,7 +413,7 @@ impl<V> KafkaWheel<V> {
     fn flush<F: FnMut(TimerId, V, Tick)>(&mut self, bucket: u32, on_fire: &mut F) {
         let slot = &mut self.buckets[bucket as usize];
         slot.expiration = None;
-        let mut cursor = std::mem::replace(&mut slot.head, NIL);
+        let mut cursor = arena_list::take(&mut slot.head);
         while cursor != NIL {
             let next = self.entries.link(cursor);
             self.work += 1;

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod arena_list;
 pub mod contract;
 pub mod reference;
 pub mod registry;

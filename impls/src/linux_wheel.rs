@@ -73,6 +73,7 @@
 //! beyond the cut-off fires early, at `now + 1 + WHEEL_TIMEOUT_MAX`.
 
 use crate::arena::{Arena, NIL};
+use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// `LVL_CLK_SHIFT`: each level's clock runs 8 times slower than the one below.
@@ -99,6 +100,21 @@ struct Entry<V> {
     value: V,
     prev: u32,
     bucket: u32,
+}
+
+impl<V> Linked for Entry<V> {
+    #[inline]
+    fn prev(&self) -> u32 {
+        self.prev
+    }
+    #[inline]
+    fn set_prev(&mut self, prev: u32) {
+        self.prev = prev;
+    }
+    #[inline]
+    fn deadline(&self) -> Tick {
+        self.deadline
+    }
 }
 
 /// Linux's timer wheel. See the module documentation.
@@ -195,14 +211,8 @@ impl<V> LinuxWheel<V> {
 
     /// Puts the live entry `index` at the head of `bucket` (`hlist_add_head`).
     fn push_front(&mut self, bucket: u32, index: u32) {
-        let old_head = std::mem::replace(&mut self.heads[bucket as usize], index);
-        let (next, entry) = self.entries.entry_mut(index);
-        *next = old_head;
-        entry.prev = NIL;
-        entry.bucket = bucket;
-        if old_head != NIL {
-            self.entries.get_mut(old_head).prev = index;
-        }
+        self.entries.get_mut(index).bucket = bucket;
+        arena_list::push_front(&mut self.entries, &mut self.heads[bucket as usize], index);
         let (level, slot) = (bucket as usize / BUCKETS, bucket as usize % BUCKETS);
         self.pending[level] |= 1 << slot;
     }
@@ -210,17 +220,9 @@ impl<V> LinuxWheel<V> {
     /// Takes the live entry `index` off its bucket (`detach_if_pending`), clearing the
     /// bucket's bit when it empties.
     fn unlink(&mut self, index: u32) {
-        let next = self.entries.link(index);
-        let &Entry { prev, bucket, .. } = self.entries.get(index);
-        if prev == NIL {
-            self.heads[bucket as usize] = next;
-        } else {
-            self.entries.set_link(prev, next);
-        }
-        if next != NIL {
-            self.entries.get_mut(next).prev = prev;
-        }
-        if prev == NIL && next == NIL {
+        let bucket = self.entries.get(index).bucket;
+        let head = &mut self.heads[bucket as usize];
+        if arena_list::unlink(&mut self.entries, head, index) {
             let (level, slot) = (bucket as usize / BUCKETS, bucket as usize % BUCKETS);
             self.pending[level] &= !(1 << slot);
         }
@@ -274,7 +276,7 @@ impl<V> LinuxWheel<V> {
             let slot = (level_clock & (BUCKETS as Tick - 1)) as usize;
             if self.pending[level] & (1 << slot) != 0 {
                 self.pending[level] &= !(1 << slot);
-                *head = std::mem::replace(&mut self.heads[level * BUCKETS + slot], NIL);
+                *head = arena_list::take(&mut self.heads[level * BUCKETS + slot]);
             }
             if level_clock & ((1 << CLOCK_SHIFT) - 1) != 0 {
                 break;
