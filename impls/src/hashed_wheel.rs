@@ -67,6 +67,7 @@
 //! | --- | --- |
 //! | `start` | O(1) push on the slot's list; plus O(log S) heap insert when the slot was empty or decrease-key when the deadline is the slot's new minimum |
 //! | `stop` | O(1): unlink, and mark the slot's key inexact if the timer was its minimum; O(log S) heap removal when the slot empties |
+//! | `restart` | as `stop` then `start`, on the same arena entry (no free and allocation between) |
 //! | `advance`, per tick | O(1): one look at the heap top, and only for the ticks `advance` is called with; skipped ticks cost nothing |
 //! | `advance`, per slot visit | O(k) walk + O(log S) heap update; every fired timer is part of some visit, and a visit that fires nothing pays off an earlier `stop` that made the key inexact |
 //! | `next_deadline` | O(1) when the heap top's key is exact, which it is unless stops left it low; each inexact top costs one O(k) walk and O(log S) re-key, again paid for by those stops. Always exact |
@@ -181,6 +182,37 @@ impl<V> HashedWheel<V> {
         self.arena.remove(index).1
     }
 
+    /// Links the live entry `index`, whose deadline is `deadline`, into its slot, and keys
+    /// the slot.
+    #[inline]
+    fn attach(&mut self, index: u32, deadline: Tick) {
+        let slot = self.slot_of(deadline);
+        let head = &mut self.heads[slot as usize];
+        let was_empty = *head == NIL;
+        arena_list::push_front(&mut self.arena, head, index);
+        if was_empty {
+            self.occupied.insert(slot, deadline);
+        } else {
+            self.occupied.offer(slot, deadline);
+        }
+    }
+
+    /// Takes the live entry `index` out of its slot, leaving it in the arena, and keeps the
+    /// slot's key a lower bound.
+    #[inline]
+    fn detach(&mut self, index: u32) {
+        let deadline = self.arena.get(index).deadline;
+        let slot = self.slot_of(deadline);
+        let emptied = arena_list::unlink(&mut self.arena, &mut self.heads[slot as usize], index);
+        if emptied {
+            self.occupied.remove(slot);
+        } else if deadline == self.occupied.key(slot) {
+            // The minimum may have left; the key stays as a lower bound until a visit or
+            // `next_deadline` walks the slot.
+            self.occupied.mark_inexact(slot);
+        }
+    }
+
     /// The minimum deadline in the non-empty list of `slot`.
     fn earliest_in(&mut self, slot: u32) -> Tick {
         let mut earliest = Tick::MAX;
@@ -229,37 +261,38 @@ impl<V> TimerQueue<V> for HashedWheel<V> {
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
         self.work += 1;
-        let slot = self.slot_of(deadline);
         let entry = Entry {
             deadline,
             value,
             prev: NIL,
         };
         let id = self.arena.insert(NIL, entry);
-        let head = &mut self.heads[slot as usize];
-        let was_empty = *head == NIL;
-        arena_list::push_front(&mut self.arena, head, id.index());
-        if was_empty {
-            self.occupied.insert(slot, deadline);
-        } else {
-            self.occupied.offer(slot, deadline);
-        }
+        self.attach(id.index(), deadline);
         id
     }
 
     fn stop(&mut self, id: TimerId) -> Option<V> {
         let index = self.arena.resolve(id)?;
         self.work += 1;
-        let entry = self.unlink_and_free(index);
-        let slot = self.slot_of(entry.deadline);
-        if self.heads[slot as usize] == NIL {
-            self.occupied.remove(slot);
-        } else if entry.deadline == self.occupied.key(slot) {
-            // The minimum may have left; the key stays as a lower bound until a visit or
-            // `next_deadline` walks the slot.
-            self.occupied.mark_inexact(slot);
-        }
-        Some(entry.value)
+        self.detach(index);
+        Some(self.arena.remove(index).1.value)
+    }
+
+    /// The entry moves from its old slot to its new one without leaving the arena.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let Some(index) = self.arena.resolve(id) else {
+            return (self.start(deadline, value), None);
+        };
+        self.work += 1;
+        self.detach(index);
+        let entry = Entry {
+            deadline,
+            value,
+            prev: NIL,
+        };
+        let (id, old) = self.arena.reissue(index, entry);
+        self.attach(index, deadline);
+        (id, Some(old.value))
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {

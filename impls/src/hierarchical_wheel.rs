@@ -35,6 +35,7 @@
 //! | --- | --- |
 //! | `start` | O(1): one `leading_zeros` picks the level, push on the slot's list, set a bit |
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
+//! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
 //! | `advance`, per occupied slot | O(1): two `trailing_zeros` find it, the list is taken whole |
 //! | `advance`, per fired timer | O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
@@ -352,6 +353,29 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
         self.unlink(index);
         self.work += 1;
         Some(self.entries.remove(index).1.value)
+    }
+
+    /// Relinks the entry in place: off its slot (or the due list), new deadline and
+    /// value, filed again as `start` files, with no arena free and allocation between.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let Some(index) = self.entries.resolve(id) else {
+            return (self.start(deadline, value), None);
+        };
+        self.unlink(index);
+        self.work += 1;
+        let entry = Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home: NIL,
+        };
+        let (id, old) = self.entries.reissue(index, entry);
+        if deadline <= self.now {
+            self.file_due(index);
+        } else {
+            self.file(index);
+        }
+        (id, Some(old.value))
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {

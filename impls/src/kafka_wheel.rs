@@ -45,6 +45,7 @@
 //! | --- | --- |
 //! | `start` | O(L) to find the level, + O(log B) heap offer when the bucket starts a rotation |
 //! | `stop` | O(1): unlink from the bucket; the bucket stays in the heap (as in Kafka) |
+//! | `restart` | a `stop` and a `start` on the same entry: unlinked and filed again in place |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `advance`, per bucket expiration reached | O(log B) heap pop + one re-add per entry in it |
 //! | `advance`, per fired timer | at most L re-adds (one per level it cascades through) |
@@ -479,6 +480,27 @@ impl<V> TimerQueue<V> for KafkaWheel<V> {
         self.work += 1;
         self.unlink(index);
         Some(self.entries.remove(index).1.value)
+    }
+
+    /// Relinks the entry in place: off its bucket (or the due list), new deadline and
+    /// value, filed again as `start` files, with no arena free and allocation between.
+    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
+        let Some(index) = self.entries.resolve(id) else {
+            return (self.start(deadline, value), None);
+        };
+        self.work += 1;
+        self.unlink(index);
+        let entry = Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home: NIL,
+        };
+        let (id, old) = self.entries.reissue(index, entry);
+        if !self.file(index) {
+            self.push_due(index);
+        }
+        (id, Some(old.value))
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
