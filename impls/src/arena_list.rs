@@ -22,13 +22,13 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | [`push_front`] | O(1): two link writes, one `prev` write of the old head |
-//! | [`unlink`] | O(1): relink the neighbours |
+//! | [`push_front`], [`insert_front`] | O(1): two link writes, one `prev` write of the old head |
+//! | [`unlink`], [`close_gap`] | O(1): relink the neighbours |
 //! | [`take`] | O(1): the head is reset; walking the detached list is the caller's |
 //! | [`sort_by_deadline`] | O(k log k) comparisons for `k` entries, no memory |
 
 use crate::arena::{Arena, NIL};
-use crate::contract::Tick;
+use crate::contract::{Tick, TimerId};
 
 /// An arena payload that can sit on a list: it keeps its `prev` pointer, the arena link
 /// being its `next`.
@@ -53,6 +53,21 @@ pub fn push_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, index: u32) {
     }
 }
 
+/// Inserts `payload` into the arena at the front of the list whose head is `head`, and
+/// returns its handle. The payload's `prev` must be `NIL`. The new entry's link is written
+/// as it is inserted, so a `start` touches its entry once.
+#[inline]
+pub fn insert_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, payload: T) -> TimerId {
+    debug_assert_eq!(payload.prev(), NIL, "a new head has no predecessor");
+    let old_head = *head;
+    let id = arena.insert(old_head, payload);
+    *head = id.index();
+    if old_head != NIL {
+        arena.get_mut(old_head).set_prev(id.index());
+    }
+    id
+}
+
 /// Takes the live entry `index` off the list whose head is `head` (the list it is on); the
 /// entry stays in the arena. Returns whether the list is empty now, so that the owner can
 /// clear an occupancy bit.
@@ -60,6 +75,14 @@ pub fn push_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, index: u32) {
 pub fn unlink<T: Linked>(arena: &mut Arena<T>, head: &mut u32, index: u32) -> bool {
     let next = arena.link(index);
     let prev = arena.get(index).prev();
+    close_gap(arena, head, prev, next)
+}
+
+/// Joins `prev` and `next`, the former neighbours of an entry already taken out of the
+/// arena (whose `remove` returned both links in one access), in the list whose head is
+/// `head`. Returns whether the list is empty now.
+#[inline]
+pub fn close_gap<T: Linked>(arena: &mut Arena<T>, head: &mut u32, prev: u32, next: u32) -> bool {
     if prev == NIL {
         *head = next;
     } else {

@@ -177,9 +177,16 @@ impl<V> HashedWheel<V> {
     /// Takes the entry at `index` out of its slot's list and frees its arena slot.
     #[inline]
     fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
-        let slot = self.slot_of(self.arena.get(index).deadline);
-        arena_list::unlink(&mut self.arena, &mut self.heads[slot as usize], index);
-        self.arena.remove(index).1
+        // Remove first: it hands back both links in one access of the entry.
+        let (next, entry) = self.arena.remove(index);
+        let slot = self.slot_of(entry.deadline);
+        arena_list::close_gap(
+            &mut self.arena,
+            &mut self.heads[slot as usize],
+            entry.prev,
+            next,
+        );
+        entry
     }
 
     /// Links the live entry `index`, whose deadline is `deadline`, into its slot, and keys
@@ -190,6 +197,12 @@ impl<V> HashedWheel<V> {
         let head = &mut self.heads[slot as usize];
         let was_empty = *head == NIL;
         arena_list::push_front(&mut self.arena, head, index);
+        self.key_after_attach(slot, deadline, was_empty);
+    }
+
+    /// Keys `slot` after a timer with `deadline` joined it.
+    #[inline]
+    fn key_after_attach(&mut self, slot: u32, deadline: Tick, was_empty: bool) {
         if was_empty {
             self.occupied.insert(slot, deadline);
         } else {
@@ -204,6 +217,12 @@ impl<V> HashedWheel<V> {
         let deadline = self.arena.get(index).deadline;
         let slot = self.slot_of(deadline);
         let emptied = arena_list::unlink(&mut self.arena, &mut self.heads[slot as usize], index);
+        self.key_after_detach(slot, deadline, emptied);
+    }
+
+    /// Keeps `slot`'s key a lower bound after a timer with `deadline` left it.
+    #[inline]
+    fn key_after_detach(&mut self, slot: u32, deadline: Tick, emptied: bool) {
         if emptied {
             self.occupied.remove(slot);
         } else if deadline == self.occupied.key(slot) {
@@ -266,16 +285,22 @@ impl<V> TimerQueue<V> for HashedWheel<V> {
             value,
             prev: NIL,
         };
-        let id = self.arena.insert(NIL, entry);
-        self.attach(id.index(), deadline);
+        let slot = self.slot_of(deadline);
+        let head = &mut self.heads[slot as usize];
+        let was_empty = *head == NIL;
+        let id = arena_list::insert_front(&mut self.arena, head, entry);
+        self.key_after_attach(slot, deadline, was_empty);
         id
     }
 
     fn stop(&mut self, id: TimerId) -> Option<V> {
         let index = self.arena.resolve(id)?;
         self.work += 1;
-        self.detach(index);
-        Some(self.arena.remove(index).1.value)
+        let entry = self.unlink_and_free(index);
+        let slot = self.slot_of(entry.deadline);
+        let emptied = self.heads[slot as usize] == NIL;
+        self.key_after_detach(slot, entry.deadline, emptied);
+        Some(entry.value)
     }
 
     /// The entry moves from its old slot to its new one without leaving the arena.
