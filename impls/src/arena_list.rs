@@ -41,6 +41,28 @@ pub trait Linked {
     fn deadline(&self) -> Tick;
 }
 
+/// Implements [`Linked`] for a wheel's entry type from its `prev: u32` and
+/// `deadline: Tick` fields, the layout every wheel's entry shares.
+#[macro_export]
+macro_rules! impl_linked {
+    ($entry:ident) => {
+        impl<V> $crate::arena_list::Linked for $entry<V> {
+            #[inline]
+            fn prev(&self) -> u32 {
+                self.prev
+            }
+            #[inline]
+            fn set_prev(&mut self, prev: u32) {
+                self.prev = prev;
+            }
+            #[inline]
+            fn deadline(&self) -> $crate::contract::Tick {
+                self.deadline
+            }
+        }
+    };
+}
+
 /// Puts the live entry `index` at the front of the list whose head is `head`.
 #[inline]
 pub fn push_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, index: u32) {

@@ -81,7 +81,7 @@
 //! deadlines up to `u64::MAX` need no care.
 
 use crate::arena::{Arena, NIL};
-use crate::arena_list::{self, Linked};
+use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// Slot bits of [`HashedWheel::new`]: 4096 slots.
@@ -99,20 +99,7 @@ struct Entry<V> {
     prev: u32,
 }
 
-impl<V> Linked for Entry<V> {
-    #[inline]
-    fn prev(&self) -> u32 {
-        self.prev
-    }
-    #[inline]
-    fn set_prev(&mut self, prev: u32) {
-        self.prev = prev;
-    }
-    #[inline]
-    fn deadline(&self) -> Tick {
-        self.deadline
-    }
-}
+crate::impl_linked!(Entry);
 
 /// See the module documentation.
 ///

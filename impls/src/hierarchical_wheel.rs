@@ -59,7 +59,7 @@
 //! due costs no memory beyond its 32 bytes a timer.
 
 use crate::arena::{Arena, NIL};
-use crate::arena_list::{self, Linked};
+use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// Bits of the deadline each level resolves.
@@ -80,20 +80,7 @@ struct Entry<V> {
     home: u32,
 }
 
-impl<V> Linked for Entry<V> {
-    #[inline]
-    fn prev(&self) -> u32 {
-        self.prev
-    }
-    #[inline]
-    fn set_prev(&mut self, prev: u32) {
-        self.prev = prev;
-    }
-    #[inline]
-    fn deadline(&self) -> Tick {
-        self.deadline
-    }
-}
+crate::impl_linked!(Entry);
 
 /// The head of the list called `home`: a slot's, or the due list's. A function of the two
 /// fields rather than a method, so that the arena can be borrowed beside it.
@@ -435,27 +422,6 @@ mod tests {
 
     type Wheel = HierarchicalWheel<u64>;
 
-    /// Advances `wheel` to `to` and returns the `(value, deadline)` pairs it fired, checking
-    /// the order and that the reported handles are no longer live.
-    fn fire(wheel: &mut Wheel, to: Tick) -> Vec<(u64, Tick)> {
-        let mut fired = Vec::new();
-        let mut ids = Vec::new();
-        wheel.advance(to, |id, value, deadline| {
-            ids.push(id);
-            fired.push((value, deadline));
-        });
-        assert!(
-            fired.windows(2).all(|w| w[0].1 <= w[1].1),
-            "fired out of order: {fired:?}"
-        );
-        assert!(fired.iter().all(|&(_, deadline)| deadline <= to));
-        for id in ids {
-            assert_eq!(wheel.stop(id), None, "a fired handle is stale");
-        }
-        assert_eq!(wheel.now(), to);
-        fired
-    }
-
     #[test]
     fn one_entry_is_32_bytes() {
         assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
@@ -500,6 +466,6 @@ mod tests {
         assert_eq!(wheel.occupied, [0; LEVELS]);
         assert_eq!(wheel.occupied_levels, 0);
         assert!(wheel.heads.iter().all(|&h| h == NIL));
-        assert_eq!(fire(&mut wheel, u64::MAX), vec![]);
+        wheel.advance(u64::MAX, |_, value, _| panic!("{value} was stopped"));
     }
 }

@@ -123,7 +123,7 @@
 //! `ceil(64 / log2(size)) + 1` in general).
 
 use crate::arena::{Arena, NIL};
-use crate::arena_list::{self, Linked};
+use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -148,20 +148,7 @@ struct Entry<V> {
     home: u32,
 }
 
-impl<V> Linked for Entry<V> {
-    #[inline]
-    fn prev(&self) -> u32 {
-        self.prev
-    }
-    #[inline]
-    fn set_prev(&mut self, prev: u32) {
-        self.prev = prev;
-    }
-    #[inline]
-    fn deadline(&self) -> Tick {
-        self.deadline
-    }
-}
+crate::impl_linked!(Entry);
 
 /// The head of the list called `home`: a bucket's, or the due list's. A function of the
 /// two fields rather than a method, so that the arena can be borrowed beside it.

@@ -73,7 +73,7 @@
 //! beyond the cut-off fires early, at `now + 1 + WHEEL_TIMEOUT_MAX`.
 
 use crate::arena::{Arena, NIL};
-use crate::arena_list::{self, Linked};
+use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// `LVL_CLK_SHIFT`: each level's clock runs 8 times slower than the one below.
@@ -102,20 +102,7 @@ struct Entry<V> {
     bucket: u32,
 }
 
-impl<V> Linked for Entry<V> {
-    #[inline]
-    fn prev(&self) -> u32 {
-        self.prev
-    }
-    #[inline]
-    fn set_prev(&mut self, prev: u32) {
-        self.prev = prev;
-    }
-    #[inline]
-    fn deadline(&self) -> Tick {
-        self.deadline
-    }
-}
+crate::impl_linked!(Entry);
 
 /// Linux's timer wheel. See the module documentation.
 ///

@@ -42,15 +42,26 @@ struct Pair {
 
 impl Pair {
     fn start(&mut self, deadline: Tick) {
+        self.record(deadline, |wheel, value| wheel.start(deadline, value));
+    }
+
+    /// Starts a timer at `deadline` in the model and, through `start_in_wheel` (a start or
+    /// a restart), in the wheel, and records what the test knows of it.
+    fn record(
+        &mut self,
+        deadline: Tick,
+        start_in_wheel: impl FnOnce(&mut LinuxWheel<u64>, u64) -> TimerId,
+    ) {
         let now = self.model.now();
         let value = self.timers.len() as u64;
         let clamped_before = self.wheel.clamped();
-        let wheel = self.wheel.start(deadline, value);
+        let wheel = start_in_wheel(&mut self.wheel, value);
         let model = self.model.start(deadline, value);
+        let delay = deadline.saturating_sub(now);
         self.timers.push(Timer {
             deadline,
-            delay: deadline.saturating_sub(now),
-            latest: deadline.max(now) + lateness_bound(self.levels, deadline.saturating_sub(now)),
+            delay,
+            latest: deadline.max(now) + lateness_bound(self.levels, delay),
             clamped: self.wheel.clamped() > clamped_before,
             wheel,
             model,
@@ -88,21 +99,9 @@ impl Pair {
 
     fn restart(&mut self, pick: usize, deadline: Tick) {
         self.stop_for_restart(pick);
-        let now = self.model.now();
-        let value = self.timers.len() as u64;
-        let clamped_before = self.wheel.clamped();
-        let (wheel, _) = self.wheel.restart(self.timers[pick].wheel, deadline, value);
-        let model = self.model.start(deadline, value);
-        self.timers.push(Timer {
-            deadline,
-            delay: deadline.saturating_sub(now),
-            latest: deadline.max(now) + lateness_bound(self.levels, deadline.saturating_sub(now)),
-            clamped: self.wheel.clamped() > clamped_before,
-            wheel,
-            model,
-            fired_in_model: None,
-            fired_in_wheel: None,
-            stopped: false,
+        let old = self.timers[pick].wheel;
+        self.record(deadline, |wheel, value| {
+            wheel.restart(old, deadline, value).0
         });
     }
 
