@@ -287,6 +287,10 @@ impl Filter {
 }
 
 fn main() {
+    // The workspace builds plotters with its `ab_glyph` font backend (the report's PNGs
+    // carry an embedded font), and criterion's own charts share that plotters: without a
+    // registered font they panic (`FontUnavailable`) when they draw the HTML report.
+    timerbench_report::register_fonts().expect("the embedded DejaVu fonts load");
     let filter = Filter::from_args();
     let mut criterion = Criterion::default().configure_from_args();
     for case in cases() {

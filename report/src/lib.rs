@@ -42,6 +42,7 @@ mod runs;
 mod tests;
 
 pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
+pub use charts::register_fonts;
 pub use page::SECTIONS;
 
 use anyhow::{Context, bail};
