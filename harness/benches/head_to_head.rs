@@ -26,6 +26,10 @@
 //! workload), the bench `Operations::Units` after the fill, so the figures of the two are
 //! not to be compared as they stand.
 //!
+//! `TIMERBENCH_IMPLS` chooses the variants instead, separated by spaces, each a name or
+//! `NAME:key=value,...` as `--impl` takes them:
+//! `TIMERBENCH_IMPLS="hashed-wheel:slots=4096 hashed-wheel:slots=65536" cargo bench -- start_stop`.
+//!
 //! Before its first sample each implementation replays the whole workload once through the
 //! verification a cell's warm-up does (`timerbench::cell::passes::verify`: every firing
 //! logged, the summary and its digest of the firings equal to the reference model's); one
@@ -36,10 +40,10 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use timerbench::cell::passes::timed::{Operations, TimedWorkload};
-use timerbench::cell::passes::verify::{Verified, verify};
-use timerbench_impls::TimerQueue;
-use timerbench_impls::registry::{self, Implementation, QueueVisitor};
+use timerbench::cell::passes::timed::{Operations, Recipe, TimedWorkload};
+use timerbench::cell::passes::verify::{Verified, verify, verify_within_bound};
+use timerbench_impls::registry::{self, QueueVisitor};
+use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::families::{GenSpec, generate};
 use timerbench_workloads::program::Program;
 
@@ -164,10 +168,17 @@ fn prepare(case: &Case) -> Prepared {
 
 /// Verifies `Q` on the whole workload, as a cell's warm-up does: the verification, or why
 /// it is skipped (a disagreement, named by its first differing firing, or a panic).
-fn verify_once<Q: TimerQueue<u64>>(whole: &Program) -> Result<Verified, String> {
+fn verify_once<Q: TimerQueue<u64>>(variant: &Variant, whole: &Program) -> Result<Verified, String> {
     let reference = &whole.summary;
     let verifying = catch_unwind(AssertUnwindSafe(|| {
-        verify::<Q>(whole, reference).map_err(|mismatch| mismatch.explain::<Q>(whole, reference))
+        if variant.build::<Q>(0).precision().is_exact() {
+            verify::<Q>(variant, whole, reference)
+                .map_err(|mismatch| mismatch.explain::<Q>(variant, whole, reference))
+        } else {
+            verify_within_bound::<Q>(variant, whole)
+                .map(|(verified, _)| verified)
+                .map_err(|mismatch| mismatch.message)
+        }
     }));
     match verifying {
         Ok(Ok(verified)) => Ok(verified),
@@ -193,10 +204,10 @@ struct BenchOne<'a, 'g> {
 impl QueueVisitor for BenchOne<'_, '_> {
     type Output = ();
 
-    fn visit<Q: TimerQueue<u64>>(self, implementation: &'static Implementation) {
-        let name = implementation.name;
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) {
+        let name = variant.label();
         let prepared = self.prepared;
-        let capacity = match verify_once::<Q>(&prepared.whole) {
+        let capacity = match verify_once::<Q>(variant, &prepared.whole) {
             Ok(verified) => verified.capacity().expect("a peak that fitted in memory"),
             Err(why) => {
                 println!("{}/{name}: SKIPPED, {why}", self.case);
@@ -209,7 +220,7 @@ impl QueueVisitor for BenchOne<'_, '_> {
                 for _ in 0..iterations {
                     let ready = prepared
                         .workload
-                        .fresh_queue::<Q>(capacity)
+                        .fresh_queue::<Q>(Recipe { variant, capacity })
                         .expect("verified");
                     let mut timed = ready.time();
                     timed.replayed.result.as_ref().expect("verified");
@@ -286,16 +297,41 @@ impl Filter {
     }
 }
 
+/// The variants to bench: every registered implementation and peer with its defaults, or
+/// those `TIMERBENCH_IMPLS` names, separated by spaces
+/// (`TIMERBENCH_IMPLS="hashed-wheel:slots=4096 hashed-wheel:slots=65536" cargo bench`).
+/// A name or parameter it cannot use stops the bench with one message.
+fn variants_from_environment() -> Vec<Variant> {
+    let Ok(names) = std::env::var("TIMERBENCH_IMPLS") else {
+        return registry::all().map(Variant::of).collect();
+    };
+    let parsed: Result<Vec<Variant>, String> =
+        names.split_whitespace().map(Variant::parse).collect();
+    match parsed {
+        Ok(variants) if !variants.is_empty() => variants,
+        Ok(_) => {
+            eprintln!("error: TIMERBENCH_IMPLS is set but names no implementation");
+            std::process::exit(2);
+        }
+        Err(why) => {
+            eprintln!("error: TIMERBENCH_IMPLS: {why}");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     // The workspace builds plotters with its `ab_glyph` font backend (the report's PNGs
     // carry an embedded font), and criterion's own charts share that plotters: without a
     // registered font they panic (`FontUnavailable`) when they draw the HTML report.
     timerbench_report::register_fonts().expect("the embedded DejaVu fonts load");
     let filter = Filter::from_args();
+    let variants = variants_from_environment();
     let mut criterion = Criterion::default().configure_from_args();
     for case in cases() {
-        let wanted: Vec<&'static Implementation> = registry::all()
-            .filter(|i| filter.matches(&format!("{}/{}", case.id, i.name)))
+        let wanted: Vec<&Variant> = variants
+            .iter()
+            .filter(|v| filter.matches(&format!("{}/{}", case.id, v.label())))
             .collect();
         if wanted.is_empty() {
             continue;
@@ -303,8 +339,8 @@ fn main() {
         let mut group = criterion.benchmark_group(&case.id);
         if filter.list {
             // Only the ids: nothing is generated or run.
-            for implementation in wanted {
-                group.bench_function(implementation.name, |b| b.iter(|| ()));
+            for variant in wanted {
+                group.bench_function(variant.label(), |b| b.iter(|| ()));
             }
             group.finish();
             continue;
@@ -329,13 +365,13 @@ fn main() {
             } else {
                 SamplingMode::Auto
             });
-        for implementation in wanted {
+        for variant in wanted {
             let visitor = BenchOne {
                 group: &mut group,
                 prepared: &prepared,
                 case: &case.id,
             };
-            registry::visit(implementation.name, visitor).expect("registered");
+            registry::visit(variant, visitor);
         }
         group.finish();
     }

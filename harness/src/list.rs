@@ -2,29 +2,83 @@
 
 use crate::table::Table;
 use std::process::ExitCode;
-use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
+use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
+use timerbench_impls::{Implementation, Precision, QueueVisitor, Range, TimerQueue, Variant};
 use timerbench_workloads::families::FAMILIES;
 
 /// List the implementations and the workload families with their parameters.
 #[derive(clap::Args)]
 pub struct Args {}
 
-pub fn run(_: &Args) -> anyhow::Result<ExitCode> {
-    println!("Implementations (--impl NAME):\n");
-    let mut table = Table::new(&["name", "what it is"]);
-    for implementation in IMPLEMENTATIONS {
+/// What an empty queue of a variant says of itself.
+struct Declarations;
+
+impl QueueVisitor for Declarations {
+    type Output = (Precision, Range);
+
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+        let probe: Q = variant.build(0);
+        (probe.precision(), probe.range())
+    }
+}
+
+/// One table of implementations: name, precision, what it is; then each one's
+/// parameters and, where it is less than all of `u64`, its range.
+fn implementations(list: &'static [Implementation]) -> String {
+    let mut table = Table::new(&["name", "precision", "what it is"]);
+    let mut details = Vec::new();
+    for implementation in list {
+        let (precision, range) = registry::visit(&Variant::of(implementation), Declarations);
+        let short = if precision.is_exact() {
+            "exact"
+        } else {
+            "approximate"
+        };
         table.row(vec![
             implementation.name.into(),
+            short.into(),
             implementation.summary.into(),
         ]);
+        if let Precision::Approximate(bound) = precision {
+            details.push(format!("  {}: {bound}", implementation.name));
+        }
+        if !range.is_all() {
+            details.push(format!(
+                "  {}: range: delays up to {} ticks, ticks up to {} ({})",
+                implementation.name, range.max_delay, range.max_tick, range.why
+            ));
+        }
+        if !implementation.parameters.is_empty() {
+            let mut parameters = Table::new(&["parameter", ">default", "accepts", "meaning"]);
+            for parameter in implementation.parameters {
+                parameters.row(vec![
+                    parameter.name.into(),
+                    parameter.default.to_string(),
+                    parameter.accepts.into(),
+                    parameter.about.into(),
+                ]);
+            }
+            details.push(format!(
+                "  {} (--impl {}:KEY=VALUE,...):\n{}",
+                implementation.name,
+                implementation.name,
+                parameters.render("    ")
+            ));
+        }
     }
-    println!("{}\n", table.render("  "));
+    let mut text = table.render("  ");
+    for detail in details {
+        text.push_str("\n\n");
+        text.push_str(&detail);
+    }
+    text
+}
+
+pub fn run(_: &Args) -> anyhow::Result<ExitCode> {
+    println!("Implementations (--impl NAME, or NAME:KEY=VALUE,... with parameters):\n");
+    println!("{}\n", implementations(IMPLEMENTATIONS));
     println!("Peers, outside crates behind adapters (--peers, or --impl NAME):\n");
-    let mut peers = Table::new(&["name", "what it is"]);
-    for peer in PEERS {
-        peers.row(vec![peer.name.into(), peer.summary.into()]);
-    }
-    println!("{}\n", peers.render("  "));
+    println!("{}\n", implementations(PEERS));
     println!("Workload families (timerbench gen FAMILY):");
     for family in FAMILIES {
         let info = family.info();

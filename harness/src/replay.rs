@@ -7,11 +7,13 @@ use anyhow::{Context, bail};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use timerbench_impls::registry;
-use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
+use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use timerbench_workloads::program::Firing;
-use timerbench_workloads::replay::{Replay, ReplayError, expiry, replay};
+use timerbench_workloads::reach::first_beyond;
+use timerbench_workloads::reference::Summary;
+use timerbench_workloads::replay::{BoundedReplay, Replay, expiry, replay, replay_within_bound};
 use timerbench_workloads::{Program, load, writer};
 
 /// Replay workload files through the implementations and verify them against the
@@ -29,22 +31,98 @@ pub struct Args {
     expiries: Option<PathBuf>,
 }
 
-/// Replays one program through the visited implementation.
+/// What one implementation made of one workload.
+enum Outcome {
+    /// Exact, and its log equals the model's.
+    Exact(Replay),
+    /// Approximate, and within its declared bound.
+    Bounded(BoundedReplay),
+    /// The workload reaches beyond its declared range: not run.
+    Refused(String),
+    /// It disagreed with the model, or broke its bound, or panicked.
+    Failed(String),
+}
+
+/// Replays one program through the visited implementation: the range check, then the
+/// exact or the bounded verification, as the queue declares.
 struct ReplayThrough<'a> {
     program: &'a Program,
     log: &'a mut Vec<Firing>,
 }
 
 impl QueueVisitor for ReplayThrough<'_> {
-    type Output = Result<Replay, ReplayError>;
+    type Output = Outcome;
 
-    fn visit<Q: TimerQueue<u64>>(self, _: &'static Implementation) -> Self::Output {
-        replay::<Q>(self.program, self.log)
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Outcome {
+        let program = self.program;
+        let log = self.log;
+        let capacity = program.peak_pending as usize;
+        let declared = catch_panic(|| {
+            let probe: Q = variant.build(0);
+            (probe.range(), probe.precision())
+        });
+        let (range, precision) = match declared {
+            Ok(declared) => declared,
+            Err(panic) => return Outcome::Failed(panic),
+        };
+        if !program.reach.within(&range)
+            && let Some(beyond) = first_beyond(program, &range)
+        {
+            return Outcome::Refused(format!(
+                "not run: line {} asks for {}",
+                beyond.line, beyond.what
+            ));
+        }
+        let result = catch_panic(|| {
+            if precision.is_exact() {
+                replay(variant.build::<Q>(capacity), program, log)
+                    .map(Outcome::Exact)
+                    .unwrap_or_else(|e| Outcome::Failed(e.to_string()))
+            } else {
+                replay_within_bound(variant.build::<Q>(capacity), program, log)
+                    .map(Outcome::Bounded)
+                    .unwrap_or_else(|e| Outcome::Failed(format!("beyond its declared bound: {e}")))
+            }
+        });
+        result.unwrap_or_else(Outcome::Failed)
     }
 }
 
+/// Runs `f`, turning a panic into its message (no backtrace on standard error).
+fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        format!("panicked: {message}")
+    })
+}
+
+/// A summary as a table row: `name`, the counts, the digest's start, the time, `verdict`.
+fn summary_row(name: &str, s: &Summary, elapsed: Option<Duration>, verdict: &str) -> Vec<String> {
+    vec![
+        name.into(),
+        s.operations.to_string(),
+        s.started.to_string(),
+        s.fired.to_string(),
+        s.stopped.to_string(),
+        s.misses.to_string(),
+        s.pending.to_string(),
+        s.final_clock.to_string(),
+        s.digest[..16].to_string(),
+        elapsed.map(duration).unwrap_or_default(),
+        verdict.into(),
+    ]
+}
+
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let chosen = args.selection.names();
+    let chosen = args.selection.variants();
     if args.expiries.is_some() && (chosen.len() != 1 || args.files.len() != 1) {
         bail!("--expiries needs exactly one FILE and one --impl (the log of which replay?)");
     }
@@ -81,70 +159,70 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "verified",
         ]);
         let mut errors = Vec::new();
-        for &name in &chosen {
+        let mut refusals = Vec::new();
+        let mut lateness = Vec::new();
+        for variant in &chosen {
+            let label = variant.label();
             let visitor = ReplayThrough {
                 program: &program,
                 log: &mut log,
             };
-            match registry::visit(name, visitor).expect("names are checked by clap") {
-                Ok(replay) => {
-                    let s = &replay.summary;
-                    table.row(vec![
-                        name.into(),
-                        s.operations.to_string(),
-                        s.started.to_string(),
-                        s.fired.to_string(),
-                        s.stopped.to_string(),
-                        s.misses.to_string(),
-                        s.pending.to_string(),
-                        s.final_clock.to_string(),
-                        s.digest[..16].to_string(),
-                        duration(replay.elapsed),
-                        "ok".into(),
-                    ]);
+            match registry::visit(variant, visitor) {
+                Outcome::Exact(replay) => {
+                    table.row(summary_row(
+                        label,
+                        &replay.summary,
+                        Some(replay.elapsed),
+                        "ok",
+                    ));
                 }
-                Err(error) => {
-                    table.row(vec![
-                        name.into(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        "FAILED".into(),
-                    ]);
-                    errors.push(format!("{name}: {error}"));
+                Outcome::Bounded(replay) => {
+                    let row = summary_row(label, &replay.summary, Some(replay.elapsed), "in bound");
+                    table.row(row);
+                    lateness.push(format!("{label}: {}", replay.lateness.describe()));
+                }
+                Outcome::Refused(why) => {
+                    let mut row = vec![label.to_string()];
+                    row.extend(std::iter::repeat_n(String::new(), 9));
+                    row.push("UNSUPPORTED".into());
+                    table.row(row);
+                    refusals.push(format!("{label}: {why}"));
+                }
+                Outcome::Failed(error) => {
+                    let mut row = vec![label.to_string()];
+                    row.extend(std::iter::repeat_n(String::new(), 9));
+                    row.push("FAILED".into());
+                    table.row(row);
+                    errors.push(format!("{label}: {error}"));
                 }
             }
         }
-        table.row(vec![
-            "(reference)".into(),
-            expected.operations.to_string(),
-            expected.started.to_string(),
-            expected.fired.to_string(),
-            expected.stopped.to_string(),
-            expected.misses.to_string(),
-            expected.pending.to_string(),
-            expected.final_clock.to_string(),
-            expected.digest[..16].to_string(),
-        ]);
+        let mut reference = summary_row("(reference)", expected, None, "");
+        reference.truncate(9);
+        table.row(reference);
         println!("{}", table.render("  "));
         println!("  digest: sha256 {}", expected.digest);
+        for line in &lateness {
+            println!("  lateness, {line}");
+        }
+        for refusal in &refusals {
+            eprintln!("timerbench: {}: {refusal}", path.display());
+        }
         for error in &errors {
             eprintln!("timerbench: {}: {error}", path.display());
         }
-        failures += errors.len();
-        if let (true, Some(target)) = (errors.is_empty(), &args.expiries) {
+        failures += errors.len() + refusals.len();
+        if let (true, true, Some(target)) = (errors.is_empty(), refusals.is_empty(), &args.expiries)
+        {
             write_expiries(target, &program, &log)?;
             println!("  expiry log written to {}", target.display());
         }
     }
     if failures > 0 {
-        eprintln!("timerbench: {failures} replay(s) disagreed with the reference model");
+        eprintln!(
+            "timerbench: {failures} replay(s) disagreed with the reference model, broke their \
+             declared bound, or were refused"
+        );
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

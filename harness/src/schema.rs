@@ -31,6 +31,9 @@ pub struct CellSpec {
     pub workload_path: std::path::PathBuf,
     /// The reference model's summary of that workload, computed once by the parent.
     pub reference: timerbench_workloads::reference::Summary,
+    /// The implementation's declared precision (`exact`, or `approximate: ...`), as the
+    /// parent read it when it checked the implementation's range.
+    pub precision: String,
     /// Timed repeats.
     pub repeat: u32,
     /// For the harness's own tests: panic in the middle of the measurement.
@@ -50,9 +53,31 @@ impl From<&CellSpec> for CellIdentity {
             seed: spec.seed,
             generator: spec.generator.clone(),
             peer: timerbench_impls::registry::is_peer(&spec.key.implementation),
+            implementation_base: base_name(&spec.key.implementation).to_string(),
+            implementation_parameters: parameters_of(&spec.key.implementation),
+            precision: spec.precision.clone(),
             operations: spec.reference.operations,
             fired: spec.reference.fired,
             reference_digest: spec.reference.digest.clone(),
         }
     }
+}
+
+/// The registry name in a variant label: `hashed-wheel` of `hashed-wheel:slots=65536`.
+pub fn base_name(label: &str) -> &str {
+    label.split(':').next().unwrap_or(label)
+}
+
+/// Every parameter of the variant `label` with its value, defaults included; empty when
+/// the label does not parse (a spec the child refuses anyway).
+pub fn parameters_of(label: &str) -> BTreeMap<String, u64> {
+    timerbench_impls::Variant::parse(label)
+        .map(|variant| {
+            variant
+                .parameters
+                .iter()
+                .map(|(name, value)| (name.to_string(), value))
+                .collect()
+        })
+        .unwrap_or_default()
 }

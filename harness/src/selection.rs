@@ -1,36 +1,45 @@
-//! Which implementations a command runs: `--impl NAME`... and `--peers`, shared by `run`
-//! and `replay`.
+//! Which implementations a command runs: `--impl NAME[:key=value,...]`... and `--peers`,
+//! shared by `run` and `replay`.
 
-use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
+use timerbench_impls::Variant;
+use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
 
 /// The implementations to run.
 #[derive(clap::Args)]
 pub struct Selection {
-    /// Only this implementation or peer (repeatable; default: the project's seven, plus
-    /// the peers with --peers).
-    #[arg(long = "impl", value_name = "NAME", value_parser = implementation_names())]
-    implementations: Vec<String>,
+    /// Only this implementation or peer, optionally with parameters:
+    /// `hashed-wheel:slots=65536` (repeatable, so a sweep is several --impl; default: the
+    /// project's implementations, plus the peers with --peers; parameters in `timerbench
+    /// list`).
+    #[arg(long = "impl", value_name = "NAME[:KEY=VALUE,...]", value_parser = parse_variant)]
+    implementations: Vec<Variant>,
     /// Also the peers: outside crates behind adapters (see `timerbench list`).
     #[arg(long)]
     peers: bool,
 }
 
 impl Selection {
-    /// The chosen names, in registry order when none were named.
-    pub fn names(&self) -> Vec<&str> {
+    /// The chosen variants, in registry order (with their defaults) when none were named.
+    pub fn variants(&self) -> Vec<Variant> {
         if self.implementations.is_empty() {
             let peers = if self.peers { PEERS } else { &[] };
             IMPLEMENTATIONS
                 .iter()
                 .chain(peers)
-                .map(|i| i.name)
+                .map(Variant::of)
                 .collect()
         } else {
-            self.implementations.iter().map(String::as_str).collect()
+            self.implementations.clone()
         }
+    }
+
+    /// Whether any `--impl` was given.
+    pub fn named(&self) -> bool {
+        !self.implementations.is_empty()
     }
 }
 
-fn implementation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(registry::all().map(|i| i.name))
+/// `--impl`'s parser: clap prints the error after `invalid value '...' for '--impl'`.
+fn parse_variant(text: &str) -> Result<Variant, String> {
+    Variant::parse(text)
 }

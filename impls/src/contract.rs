@@ -12,6 +12,7 @@
 //! | [`next_deadline`](TimerQueue::next_deadline) | `None` exactly when nothing is pending, else a lower bound of the earliest deadline |
 //! | [`len`](TimerQueue::len) | number of pending timers |
 
+use crate::declaration::{Parameter, Parameters, Precision, Range, Window};
 use std::fmt;
 
 /// A point on the virtual clock, in abstract ticks.
@@ -78,6 +79,22 @@ pub trait TimerQueue<V> {
     where
         Self: Sized;
 
+    /// The parameters this structure takes, with their defaults (`timerbench list` shows
+    /// them; `--impl NAME:key=value` sets them). None by default.
+    const PARAMETERS: &'static [Parameter] = &[];
+
+    /// An empty queue at `now == 0` built with `parameters` (values of
+    /// [`PARAMETERS`](TimerQueue::PARAMETERS), already checked), with room for `capacity`
+    /// pending timers. The default, for a structure without parameters, is
+    /// [`with_capacity`](TimerQueue::with_capacity).
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self
+    where
+        Self: Sized,
+    {
+        let _ = parameters;
+        Self::with_capacity(capacity)
+    }
+
     /// An empty queue at `now == 0`.
     fn new() -> Self
     where
@@ -130,6 +147,26 @@ pub trait TimerQueue<V> {
     /// pending timer: 1 for exact structures.
     fn next_deadline_steps(&self) -> u32 {
         1
+    }
+
+    /// Whether this queue (with its parameters) is exact, or approximate within a bound
+    /// that [`window`](TimerQueue::window) gives per timer. Exact by default.
+    fn precision(&self) -> Precision {
+        Precision::Exact
+    }
+
+    /// For an approximate queue: when a timer started now with `deadline` may fire
+    /// ([`Window`]). Only consulted when [`precision`](TimerQueue::precision) is
+    /// approximate; an exact queue's window is [`Window::EXACT`].
+    fn window(&self, deadline: Tick) -> Window {
+        let _ = deadline;
+        Window::EXACT
+    }
+
+    /// The delays and ticks this queue can hold ([`Range`]); all of `u64` by default, as
+    /// the contract asks. Only adapters of outside crates declare less.
+    fn range(&self) -> Range {
+        Range::ALL
     }
 
     /// Number of pending timers.

@@ -83,6 +83,7 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::{Parameter, Parameters, power_of_two_in};
 
 /// Slot bits of [`HashedWheel::new`]: 4096 slots.
 pub const DEFAULT_SLOT_BITS: u32 = 12;
@@ -311,8 +312,22 @@ impl<V> HashedWheel<V> {
 }
 
 impl<V> TimerQueue<V> for HashedWheel<V> {
+    /// `slots`: the wheel's size `S`, a power of two.
+    const PARAMETERS: &'static [Parameter] = &[Parameter {
+        name: "slots",
+        default: 1 << DEFAULT_SLOT_BITS,
+        about: "slots of the wheel; a slot holds about n / slots timers, walked per visit",
+        accepts: "a power of two from 2 to 2^24",
+        valid: |slots| power_of_two_in(slots, 2, 1 << MAX_SLOT_BITS),
+    }];
+
     fn with_capacity(capacity: usize) -> Self {
         Self::with_slot_bits_and_capacity(DEFAULT_SLOT_BITS, capacity)
+    }
+
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
+        let bits = parameters.get("slots").trailing_zeros();
+        Self::with_slot_bits_and_capacity(bits, capacity)
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {

@@ -125,6 +125,7 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::{Parameter, Parameters};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -467,8 +468,22 @@ pub fn levels_to_cover_u64(size: u32) -> u32 {
 }
 
 impl<V> TimerQueue<V> for KafkaWheel<V> {
+    /// `slots`: Kafka's `wheelSize`, the slots of every wheel (its tick stays 1).
+    const PARAMETERS: &'static [Parameter] = &[Parameter {
+        name: "slots",
+        default: DEFAULT_WHEEL_SIZE as u64,
+        about: "slots per wheel (Kafka's wheelSize); more slots, fewer overflow wheels",
+        accepts: "from 2 to 65536",
+        valid: |slots| (2..=MAX_WHEEL_SIZE as u64).contains(&slots),
+    }];
+
     fn with_capacity(capacity: usize) -> Self {
         Self::with_wheel_size_and_capacity(DEFAULT_WHEEL_SIZE, capacity)
+    }
+
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
+        // Checked against `valid` above: at most 2^16.
+        Self::with_wheel_size_and_capacity(parameters.get("slots") as u32, capacity)
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {

@@ -3,7 +3,8 @@
 //! Every structure here implements [`TimerQueue`], the contract of
 //! `shared/spec/timer-contract.md`: a virtual clock, `start`/`stop`/`advance`/
 //! `next_deadline`/`len`, generational [`TimerId`] handles, eager removal, and exact firing
-//! at tick granularity. Each keeps its entries in an [`arena::Arena`] linked by `u32`
+//! at tick granularity, or (for the approximate ones, [`for_each_approximate!`]) firing
+//! within a declared bound. Each keeps its entries in an [`arena::Arena`] linked by `u32`
 //! indices; none allocates per timer once grown, none reads the wall clock, and none
 //! depends on another.
 //!
@@ -16,6 +17,7 @@
 //! | `hashed-wheel` | [`hashed_wheel`] | 32 |
 //! | `hierarchical-wheel` | [`hierarchical_wheel`] | 32 |
 //! | `kafka-wheel` | [`kafka_wheel`] | 32 |
+//! | `linux-wheel` (approximate) | [`linux_wheel`] | 32 |
 //!
 //! [`reference::ReferenceQueue`] is the obviously correct model the others are tested
 //! against; it is not registered.
@@ -26,6 +28,7 @@
 pub mod arena;
 pub mod arena_list;
 pub mod contract;
+pub mod declaration;
 pub mod reference;
 pub mod registry;
 
@@ -42,9 +45,11 @@ pub mod skiplist;
 pub mod peers;
 
 pub use contract::{Tick, TimerId, TimerQueue};
-pub use registry::{IMPLEMENTATIONS, Implementation, PEERS, QueueVisitor};
+pub use declaration::{Parameter, Parameters, Precision, Range, Window};
+pub use registry::{IMPLEMENTATIONS, Implementation, PEERS, QueueVisitor, Variant};
 
-/// The registry: one line per implementation (`module::Type, "name", "summary";`).
+/// The registry of the exact implementations: one line per implementation
+/// (`module::Type, "name", "summary";`).
 ///
 /// Calls `$callback!` with the whole list, so that every "for all implementations"
 /// (the runtime list in [`registry`], the conformance suite, the differential test) is
@@ -60,6 +65,20 @@ macro_rules! for_each_implementation {
             hashed_wheel::HashedWheel, "hashed-wheel", "one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6); a min-heap of occupied slots jumps over empty ticks";
             hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
             kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
+        }
+    };
+}
+
+/// The approximate implementations, in the format of [`for_each_implementation!`]: those
+/// that declare a lateness bound ([`Precision::Approximate`]) instead of firing exactly.
+/// The runtime registry lists them after the exact ones; the conformance and differential
+/// suites, which demand exact firing, do not take them, and `tests/approximate.rs` checks
+/// each against the reference model within its declared bound instead.
+#[macro_export]
+macro_rules! for_each_approximate {
+    ($callback:ident) => {
+        $callback! {
+            linux_wheel::LinuxWheel, "linux-wheel", "Linux 4.8+'s non-cascading wheel: 8 or 9 levels of 64 buckets, each 8 times coarser; a timer is filed once with its expiry rounded up and never moved (approximate: at most 8/63 of its delay late above the first level)";
         }
     };
 }

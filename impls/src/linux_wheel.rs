@@ -75,6 +75,7 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::{Parameter, Parameters, Precision, Window};
 
 /// `LVL_CLK_SHIFT`: each level's clock runs 8 times slower than the one below.
 const CLOCK_SHIFT: u32 = 3;
@@ -285,9 +286,46 @@ impl<V> LinuxWheel<V> {
 }
 
 impl<V> TimerQueue<V> for LinuxWheel<V> {
+    /// `levels`: `LVL_DEPTH`, which `HZ` decides in Linux.
+    const PARAMETERS: &'static [Parameter] = &[Parameter {
+        name: "levels",
+        default: MAX_LEVELS as u64,
+        about: "levels of 64 buckets (LVL_DEPTH: 9 when HZ > 100, else 8); sets the cut-off",
+        accepts: "8 or 9",
+        valid: |levels| levels == 8 || levels == 9,
+    }];
+
     /// Nine levels, as Linux has at `HZ = 1000`.
     fn with_capacity(capacity: usize) -> Self {
         Self::with_levels(capacity, MAX_LEVELS)
+    }
+
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
+        Self::with_levels(capacity, parameters.get("levels") as usize)
+    }
+
+    fn precision(&self) -> Precision {
+        Precision::Approximate(
+            "late by at most the granularity of the level its delay selects (8^level ticks: \
+             at most 8/63 of the delay above level 0, 1 tick at level 0); a delay at or \
+             beyond the cut-off (63 x 8^(levels-1) ticks) is clamped and fires early",
+        )
+    }
+
+    /// The granularity of the timer's level, as [`lateness_bound`]; early (clamped) when
+    /// its delay from `clk` reaches the cut-off, as [`bucket_for`](Self::bucket_for)
+    /// decides.
+    fn window(&self, deadline: Tick) -> Window {
+        if deadline >= self.clk && deadline - self.clk >= self.cutoff() {
+            return Window {
+                late: 0,
+                early: true,
+            };
+        }
+        Window {
+            late: lateness_bound(self.levels, deadline.saturating_sub(self.now)),
+            early: false,
+        }
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {

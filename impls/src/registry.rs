@@ -7,10 +7,16 @@
 //!
 //! The outside peers (`src/peers/`, feature `peers`) are listed the same way by
 //! [`for_each_peer!`](crate::for_each_peer) and kept apart: [`IMPLEMENTATIONS`] is the
-//! project's seven, [`PEERS`] the peers, [`all`] both in that order. [`visit`] and
-//! [`find`] know both; [`is_peer`] tells them apart.
+//! project's own, [`PEERS`] the peers, [`all`] both in that order. [`find`] knows both;
+//! [`is_peer`] tells them apart.
+//!
+//! A [`Variant`] is an implementation with values for its parameters, named
+//! `NAME[:key=value,...]` (`hashed-wheel:slots=65536`); [`visit`] runs code on it with its
+//! concrete type, and [`Variant::build`] makes its queues.
 
 use crate::contract::TimerQueue;
+use crate::declaration::{Parameter, Parameters};
+use std::fmt;
 
 /// One registered implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,65 +28,110 @@ pub struct Implementation {
     /// Whether it is an outside peer (another crate behind an adapter) rather than one of
     /// the project's implementations.
     pub peer: bool,
+    /// The parameters it takes, with their defaults.
+    pub parameters: &'static [Parameter],
 }
 
-/// Something to do with one implementation, generic over its concrete type so that the
-/// queue's operations are monomorphised (no dynamic dispatch in a measured loop).
+/// Something to do with one implementation variant, generic over its concrete type so that
+/// the queue's operations are monomorphised (no dynamic dispatch in a measured loop).
 pub trait QueueVisitor {
     /// What the visit returns.
     type Output;
-    /// Called with the implementation's type; `Q::new()` builds one.
-    fn visit<Q: TimerQueue<u64>>(self, implementation: &'static Implementation) -> Self::Output;
+    /// Called with the implementation's type; `variant.build::<Q>(capacity)` builds one
+    /// with the variant's parameters.
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output;
 }
 
-macro_rules! runtime_registry {
-    ($($module:ident :: $ty:ident, $name:literal, $summary:literal;)*) => {
-        /// Every implementation, in registry order.
-        pub const IMPLEMENTATIONS: &[Implementation] = &[
-            $(Implementation { name: $name, summary: $summary, peer: false },)*
+macro_rules! registry_group {
+    ($list:ident, $try_visit:ident, $peer:literal, $path:path;
+     $($module:ident :: $ty:ident, $name:literal, $summary:literal;)*) => {
+        const $list: &[Implementation] = &[
+            $(Implementation {
+                name: $name,
+                summary: $summary,
+                peer: $peer,
+                parameters: {
+                    use $path as group;
+                    <group::$module::$ty<u64> as crate::contract::TimerQueue<u64>>::PARAMETERS
+                },
+            },)*
         ];
 
-        /// Runs `visitor` with the implementation or peer called `name`, or returns `None`
-        /// when none has that name.
-        pub fn visit<R: QueueVisitor>(name: &str, visitor: R) -> Option<R::Output> {
-            let mut registered = IMPLEMENTATIONS.iter();
+        /// Runs `visitor` with the concrete type of `variant` if it is in this group,
+        /// else hands the visitor back.
+        #[allow(unused_variables)]
+        fn $try_visit<R: QueueVisitor>(variant: &Variant, visitor: R) -> Result<R::Output, R> {
             $(
-                let implementation = registered.next().expect("one entry per registry line");
-                if name == $name {
-                    return Some(visitor.visit::<crate::$module::$ty<u64>>(implementation));
+                if variant.implementation.name == $name {
+                    use $path as group;
+                    return Ok(visitor.visit::<group::$module::$ty<u64>>(variant));
                 }
             )*
-            let _ = registered;
-            visit_peer(name, visitor)
+            Err(visitor)
         }
     };
 }
 
-crate::for_each_implementation!(runtime_registry);
+macro_rules! exact_group {
+    ($($line:tt)*) => { registry_group!(EXACT, visit_exact, false, crate; $($line)*); };
+}
+macro_rules! approximate_group {
+    ($($line:tt)*) => { registry_group!(APPROXIMATE, visit_approximate, false, crate; $($line)*); };
+}
+crate::for_each_implementation!(exact_group);
+crate::for_each_approximate!(approximate_group);
 
-macro_rules! peer_registry {
-    ($($module:ident :: $ty:ident, $name:literal, $summary:literal;)*) => {
-        /// Every outside peer, in registry order (empty without the `peers` feature).
-        pub const PEERS: &[Implementation] = &[
-            $(Implementation { name: $name, summary: $summary, peer: true },)*
-        ];
+/// Every implementation of the project, in registry order: the exact ones, then the
+/// approximate ones.
+pub const IMPLEMENTATIONS: &[Implementation] =
+    &concatenate::<{ EXACT.len() + APPROXIMATE.len() }>();
 
-        /// Runs `visitor` with the peer called `name`.
-        #[allow(unused_variables, unused_mut)]
-        fn visit_peer<R: QueueVisitor>(name: &str, visitor: R) -> Option<R::Output> {
-            let mut registered = PEERS.iter();
-            $(
-                let implementation = registered.next().expect("one entry per registry line");
-                if name == $name {
-                    return Some(visitor.visit::<crate::peers::$module::$ty<u64>>(implementation));
-                }
-            )*
-            None
-        }
-    };
+/// `EXACT` then `APPROXIMATE` in one array (a `const fn` loop: slices cannot be joined in
+/// a constant otherwise).
+const fn concatenate<const N: usize>() -> [Implementation; N] {
+    let mut all = [EXACT[0]; N];
+    let mut index = 0;
+    while index < N {
+        all[index] = if index < EXACT.len() {
+            EXACT[index]
+        } else {
+            APPROXIMATE[index - EXACT.len()]
+        };
+        index += 1;
+    }
+    all
 }
 
-crate::for_each_peer!(peer_registry);
+/// Runs `visitor` with the concrete type of `variant`'s implementation.
+pub fn visit<R: QueueVisitor>(variant: &Variant, visitor: R) -> R::Output {
+    let visitor = match visit_exact(variant, visitor) {
+        Ok(output) => return output,
+        Err(visitor) => visitor,
+    };
+    let visitor = match visit_approximate(variant, visitor) {
+        Ok(output) => return output,
+        Err(visitor) => visitor,
+    };
+    match visit_peers(variant, visitor) {
+        Ok(output) => output,
+        Err(_) => unreachable!("a Variant names a registered implementation"),
+    }
+}
+
+#[cfg(feature = "peers")]
+macro_rules! peer_group {
+    ($($line:tt)*) => { registry_group!(PEER_LIST, visit_peers, true, crate::peers; $($line)*); };
+}
+#[cfg(not(feature = "peers"))]
+macro_rules! peer_group {
+    () => {
+        registry_group!(PEER_LIST, visit_peers, true, crate;);
+    };
+}
+crate::for_each_peer!(peer_group);
+
+/// Every outside peer, in registry order (empty without the `peers` feature).
+pub const PEERS: &[Implementation] = PEER_LIST;
 
 /// The implementations, then the peers: everything `visit` can run, in the order a
 /// command line or a report lists them.
@@ -88,12 +139,110 @@ pub fn all() -> impl Iterator<Item = &'static Implementation> + Clone {
     IMPLEMENTATIONS.iter().chain(PEERS)
 }
 
-/// The implementation or peer called `name`.
+/// The implementation or peer called `name` (a plain name, without parameters).
 pub fn find(name: &str) -> Option<&'static Implementation> {
     all().find(|i| i.name == name)
 }
 
-/// Whether `name` is an outside peer (false for implementations and unknown names).
+/// Whether `name` (or the implementation of a variant label) is an outside peer.
 pub fn is_peer(name: &str) -> bool {
-    PEERS.iter().any(|p| p.name == name)
+    let base = name.split(':').next().unwrap_or(name);
+    PEERS.iter().any(|p| p.name == base)
+}
+
+/// An implementation with a value for each of its parameters: what `--impl` names.
+///
+/// Its label is the implementation's name, then the parameters that were given, in
+/// declaration order: `hashed-wheel`, `hashed-wheel:slots=65536`,
+/// `linux-wheel:levels=8`. A parameter given at its default value stays in the label, so
+/// that every point of a sweep is named the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The implementation.
+    pub implementation: &'static Implementation,
+    /// Every parameter's value, defaults included.
+    pub parameters: Parameters,
+    label: String,
+}
+
+impl Variant {
+    /// The implementation with its defaults.
+    pub fn of(implementation: &'static Implementation) -> Self {
+        Variant {
+            implementation,
+            parameters: Parameters::defaults(implementation.parameters),
+            label: implementation.name.to_string(),
+        }
+    }
+
+    /// Parses `NAME` or `NAME:key=value,key=value`, checking the name, each key and each
+    /// value; the error says which part is wrong and what would be accepted.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (name, settings) = match text.split_once(':') {
+            Some((name, settings)) => (name, Some(settings)),
+            None => (text, None),
+        };
+        let implementation = find(name).ok_or_else(|| {
+            let known: Vec<&str> = all().map(|i| i.name).collect();
+            format!(
+                "unknown implementation `{name}` (known: {})",
+                known.join(", ")
+            )
+        })?;
+        let mut variant = Variant::of(implementation);
+        let Some(settings) = settings else {
+            return Ok(variant);
+        };
+        let mut given: Vec<&str> = Vec::new();
+        for setting in settings.split(',') {
+            let (key, value) = setting.split_once('=').ok_or_else(|| {
+                format!("`{setting}` in `{text}`: parameters are written key=value")
+            })?;
+            let (key, value) = (key.trim(), value.trim());
+            if given.contains(&key) {
+                return Err(format!("`{text}` gives `{key}` twice"));
+            }
+            let number: u64 = value.parse().map_err(|_| {
+                format!("{key}={value} in `{text}`: the value must be a whole number")
+            })?;
+            variant
+                .parameters
+                .set(key, number)
+                .map_err(|why| format!("`{text}`: {why}"))?;
+            given.push(key);
+        }
+        let shown: Vec<String> = variant
+            .parameters
+            .iter()
+            .filter(|(name, _)| given.contains(name))
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        variant.label = format!("{name}:{}", shown.join(","));
+        Ok(variant)
+    }
+
+    /// The name it goes by in results and reports.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// A queue of this variant with room for `capacity` timers. `Q` must be the type
+    /// [`visit`] gave for this variant.
+    pub fn build<Q: TimerQueue<u64>>(&self, capacity: usize) -> Q {
+        Q::with_parameters(capacity, &self.parameters)
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Variant::parse(text)
+    }
 }

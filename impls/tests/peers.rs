@@ -443,12 +443,16 @@ mod limits {
 
 mod registry {
     use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS, is_peer};
-    use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
+    use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 
     #[test]
-    fn peers_are_registered_apart_from_the_seven() {
-        assert_eq!(IMPLEMENTATIONS.len(), 7);
+    fn peers_are_registered_apart_from_the_implementations() {
+        assert_eq!(IMPLEMENTATIONS.len(), 8);
         assert!(IMPLEMENTATIONS.iter().all(|i| !i.peer));
+        assert_eq!(
+            IMPLEMENTATIONS[7].name, "linux-wheel",
+            "approximate ones last"
+        );
         let names: Vec<_> = PEERS.iter().map(|p| p.name).collect();
         assert_eq!(
             names,
@@ -462,40 +466,76 @@ mod registry {
         assert!(PEERS.iter().all(|p| p.peer));
         assert!(is_peer("hhwt"));
         assert!(!is_peer("binary-heap"));
+        assert!(!is_peer("hashed-wheel:slots=64"));
         assert!(!is_peer("nonesuch"));
         let all: Vec<_> = registry::all().map(|i| i.name).collect();
-        assert_eq!(all.len(), 11);
+        assert_eq!(all.len(), 12);
         assert_eq!(
-            all[..7],
+            all[..8],
             IMPLEMENTATIONS.iter().map(|i| i.name).collect::<Vec<_>>()[..]
         );
         assert_eq!(registry::find("std-heap-lazy").map(|i| i.peer), Some(true));
     }
 
+    /// Starts one timer, moves the clock well past it, and reports the variant's label,
+    /// the firings and the queue's parameter-dependent shape where it has one.
     struct FireOne;
 
     impl QueueVisitor for FireOne {
-        type Output = (&'static str, usize);
-        fn visit<Q: TimerQueue<u64>>(
-            self,
-            implementation: &'static Implementation,
-        ) -> Self::Output {
-            let mut queue = Q::new();
+        type Output = (String, usize);
+        fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+            let mut queue: Q = variant.build(4);
             queue.start(5, 1);
             let mut fired = 0;
-            queue.advance(5, |_, _, _| fired += 1);
-            (implementation.name, fired)
+            // Past any approximate wheel's rounding of a 5-tick delay.
+            queue.advance(1_000, |_, _, _| fired += 1);
+            (variant.label().to_string(), fired)
         }
     }
 
     #[test]
     fn visit_runs_implementations_and_peers() {
         for implementation in registry::all() {
+            let variant = Variant::of(implementation);
             assert_eq!(
-                registry::visit(implementation.name, FireOne),
-                Some((implementation.name, 1))
+                registry::visit(&variant, FireOne),
+                (implementation.name.to_string(), 1)
             );
         }
-        assert_eq!(registry::visit("nonesuch", FireOne), None);
+    }
+
+    #[test]
+    fn a_variant_is_built_with_its_parameters() {
+        use timerbench_impls::hashed_wheel::HashedWheel;
+        use timerbench_impls::kafka_wheel::KafkaWheel;
+        let variant = Variant::parse("hashed-wheel:slots=65536").unwrap();
+        assert_eq!(variant.label(), "hashed-wheel:slots=65536");
+        assert_eq!(variant.build::<HashedWheel<u64>>(0).slot_count(), 65_536);
+        assert_eq!(registry::visit(&variant, FireOne).1, 1);
+        let kafka = Variant::parse("kafka-wheel:slots=64").unwrap();
+        assert_eq!(kafka.build::<KafkaWheel<u64>>(0).wheel_size(), 64);
+        let defaults = Variant::parse("hashed-wheel").unwrap();
+        assert_eq!(defaults.build::<HashedWheel<u64>>(0).slot_count(), 4096);
+        let eight = Variant::parse("linux-wheel:levels=8").unwrap();
+        assert_eq!(eight.parameters.get("levels"), 8);
+    }
+
+    #[test]
+    fn a_bad_variant_says_which_part_is_wrong() {
+        let error = |text: &str| Variant::parse(text).unwrap_err();
+        assert!(error("hashed-wheels").starts_with("unknown implementation `hashed-wheels`"));
+        assert_eq!(
+            error("hashed-wheel:slot=4096"),
+            "`hashed-wheel:slot=4096`: unknown parameter `slot` (parameters: slots)"
+        );
+        assert_eq!(
+            error("hashed-wheel:slots=1000"),
+            "`hashed-wheel:slots=1000`: slots=1000: slots must be a power of two from 2 to 2^24"
+        );
+        assert!(error("hashed-wheel:slots=4k").contains("must be a whole number"));
+        assert!(error("hashed-wheel:slots").contains("key=value"));
+        assert!(error("hashed-wheel:slots=64,slots=128").contains("twice"));
+        assert!(error("btree:slots=64").contains("takes none"));
+        assert!(error("linux-wheel:levels=10").contains("8 or 9"));
     }
 }

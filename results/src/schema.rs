@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The version of the schema this timerbench writes, in every record and in
 /// `environment.json`. Bump it when the written form changes, and teach
 /// [`crate::version`] to read the previous one.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The operation kinds of the latency pass, in the order the file letters come
 /// (`s`, `x`, `r`, `a`, `t`, `n`): the keys of [`CellRecord::latency`].
@@ -44,6 +44,9 @@ pub enum Status {
     Failed,
     /// The cell's process ran past the time limit and was killed.
     Timeout,
+    /// The workload reaches beyond the implementation's declared range (a delay or a
+    /// tick it cannot hold); not run.
+    Unsupported,
 }
 
 impl Status {
@@ -54,6 +57,7 @@ impl Status {
             Status::Unverified => "unverified",
             Status::Failed => "failed",
             Status::Timeout => "timeout",
+            Status::Unsupported => "unsupported",
         }
     }
 }
@@ -90,6 +94,31 @@ pub struct Latency {
     /// Percentiles, nanoseconds: keys `p50`, `p90`, `p99`, `p99.9`, `p99.99`, `max`.
     pub percentiles: BTreeMap<String, u64>,
     /// The whole histogram, hdrhistogram's V2 serialization, base64.
+    pub histogram_v2: String,
+}
+
+/// How late an approximate implementation fired, against the reference model in lockstep
+/// (lateness: the clock of its firing minus the model's, in ticks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lateness {
+    /// Firings measured (the early ones apart).
+    pub firings: u64,
+    /// Of them, later than the model's.
+    pub late: u64,
+    /// Firings before the model's, which the implementation documents (a deadline
+    /// clamped to its range).
+    pub early: u64,
+    /// The most ticks an early firing came before its deadline.
+    pub most_early_ticks: u64,
+    /// Stops that found pending a timer the model had already fired.
+    pub stopped_late: u64,
+    /// Timers the model fired and the implementation still held at the end.
+    pub pending_late: u64,
+    /// The largest lateness as a fraction of its timer's delay.
+    pub largest_fraction_of_delay: f64,
+    /// Ticks at `p50`, `p90`, `p99`, `p99.9`, `p99.99` and `max`.
+    pub percentiles: BTreeMap<String, u64>,
+    /// The whole histogram in ticks: HdrHistogram V2, base64.
     pub histogram_v2: String,
 }
 
@@ -149,6 +178,12 @@ pub struct CellIdentity {
     pub generator: String,
     /// Whether the implementation is an outside crate behind an adapter.
     pub peer: bool,
+    /// The implementation's registry name, without parameters.
+    pub implementation_base: String,
+    /// Every parameter of the implementation with its value.
+    pub implementation_parameters: BTreeMap<String, u64>,
+    /// `exact`, or `approximate: ` and the bound.
+    pub precision: String,
     /// Operation lines in the workload.
     pub operations: u64,
     /// Timers the workload fires.
@@ -177,6 +212,17 @@ pub struct CellRecord {
     pub generator: String,
     /// Whether the implementation is an outside crate behind an adapter.
     pub peer: bool,
+    /// The implementation's registry name, without parameters (schema 2; derived from
+    /// `implementation` in older records).
+    #[serde(default)]
+    pub implementation_base: String,
+    /// Every parameter of the implementation with its value, defaults included (schema 2).
+    #[serde(default)]
+    pub implementation_parameters: BTreeMap<String, u64>,
+    /// `exact`, or `approximate: ` and the declared bound (schema 2; `null` in older
+    /// records, whose implementations were all exact).
+    #[serde(default)]
+    pub precision: Option<String>,
     /// How the cell ended.
     pub status: Status,
     /// Why, when not `ok`: the first differing firing, the panic message, the signal.
@@ -199,6 +245,9 @@ pub struct CellRecord {
     pub advance_series: Option<AdvanceSeries>,
     /// Memory, when verified.
     pub memory: Option<Memory>,
+    /// Lateness, for an approximate implementation that verified within its bound.
+    #[serde(default)]
+    pub lateness: Option<Lateness>,
     /// Wall seconds the cell took, everything included.
     pub elapsed_seconds: f64,
 }
@@ -217,6 +266,9 @@ impl CellRecord {
             seed: cell.seed,
             generator: cell.generator,
             peer: cell.peer,
+            implementation_base: cell.implementation_base,
+            implementation_parameters: cell.implementation_parameters,
+            precision: Some(cell.precision),
             status,
             reason,
             operations: cell.operations,
@@ -228,8 +280,30 @@ impl CellRecord {
             clock: None,
             advance_series: None,
             memory: None,
+            lateness: None,
             elapsed_seconds: 0.0,
         }
+    }
+
+    /// The implementation's registry name without parameters, also for a record older than
+    /// the field.
+    pub fn base_implementation(&self) -> &str {
+        if self.implementation_base.is_empty() {
+            self.key
+                .implementation
+                .split(':')
+                .next()
+                .unwrap_or(&self.key.implementation)
+        } else {
+            &self.implementation_base
+        }
+    }
+
+    /// Whether the implementation declared itself approximate.
+    pub fn is_approximate(&self) -> bool {
+        self.precision
+            .as_deref()
+            .is_some_and(|p| p.starts_with("approximate"))
     }
 
     /// The latency of the first of [`CLOCK_KINDS`] the cell recorded.
@@ -315,6 +389,7 @@ mod tests {
             Status::Unverified,
             Status::Failed,
             Status::Timeout,
+            Status::Unsupported,
         ] {
             let json = serde_json::to_string(&status).unwrap();
             assert_eq!(json, format!("\"{}\"", status.as_str()));

@@ -6,10 +6,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bounded;
 pub mod families;
 pub mod metadata;
 pub mod op;
 pub mod program;
+pub mod reach;
 pub mod reader;
 pub mod reference;
 pub mod replay;

@@ -9,6 +9,7 @@
 use crate::Workload;
 use crate::metadata::Metadata;
 use crate::op::{Op, TimerKey};
+use crate::reach::Reach;
 use crate::reader::{Reader, WorkloadError};
 use crate::reference::{Expiry, ReferenceModel, Summary};
 use std::collections::HashMap;
@@ -73,6 +74,8 @@ pub struct Program {
     pub summary: Summary,
     /// The most timers pending at once.
     pub peak_pending: u64,
+    /// The largest delay, deadline and clock (with the model; zero without).
+    pub reach: Reach,
     /// Bytes read from the file (0 when built in memory).
     pub bytes: u64,
 }
@@ -136,6 +139,9 @@ impl Compiler {
         let step_index = u32::try_from(self.program.steps.len())
             .map_err(|_| WorkloadError::at(&self.path, line, "more than 2^32 operations"))?;
         if let Some(model) = &mut self.model {
+            if let Op::Start { delay, .. } | Op::Restart { delay, .. } = op {
+                self.program.reach.start(model.now(), delay);
+            }
             let slots = &self.slots;
             let expected = &mut self.program.expected;
             model
@@ -180,6 +186,7 @@ impl Compiler {
     fn finish(mut self) -> Program {
         if let Some(model) = &self.model {
             self.program.summary = model.summary();
+            self.program.reach.max_clock = model.now();
         }
         self.program
     }

@@ -216,6 +216,23 @@ impl ReferenceModel {
             })
     }
 
+    /// Starts `id` at `deadline` (it must not be pending): the model's half of a start in
+    /// a lockstep replay ([`crate::bounded`]), which moves the clock itself.
+    pub fn start_at(&mut self, id: TimerKey, deadline: u64) {
+        debug_assert!(!self.deadlines.contains_key(&id), "{id} is pending");
+        self.start(id, deadline);
+    }
+
+    /// Stops `id`; whether it was pending.
+    pub fn stop_now(&mut self, id: TimerKey) -> bool {
+        self.stop(id)
+    }
+
+    /// One clock move to `to` (`to >= now`), firing what is due as `a` and `n` do.
+    pub fn move_to(&mut self, to: u64, mut on_expiry: impl FnMut(Expiry)) {
+        self.fire_until(to, &mut on_expiry);
+    }
+
     fn start(&mut self, id: TimerKey, deadline: u64) {
         self.deadlines.insert(id, deadline);
         self.queue.insert((deadline, id));

@@ -12,10 +12,12 @@
 //! something fires. A wheel whose `next_deadline` is a lower bound takes a few rounds; more
 //! rounds than it declares ([`TimerQueue::next_deadline_steps`]) is a failure.
 
+use crate::bounded::{Lateness, Lockstep};
 use crate::program::{Firing, Program, Step};
 use crate::reference::{Expiry, Summary, Tally};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
-use timerbench_impls::{TimerId, TimerQueue};
+use timerbench_impls::{QueueVisitor, TimerId, TimerQueue, Variant};
 
 /// What a replay did, once verified.
 #[derive(Debug, Clone)]
@@ -292,15 +294,15 @@ pub fn empty_handles(program: &Program) -> Vec<TimerId> {
     vec![TimerId::from_parts(u32::MAX, 0); program.keys.len()]
 }
 
-/// Replays `program` through a new `Q`, then verifies it. `log` is scratch space, reused
-/// across calls; on success it holds the sorted log.
+/// Replays `program` through `queue` (a fresh one), then verifies it exactly. `log` is
+/// scratch space, reused across calls; on success it holds the sorted log.
 pub fn replay<Q: TimerQueue<u64>>(
+    mut queue: Q,
     program: &Program,
     log: &mut Vec<Firing>,
 ) -> Result<Replay, ReplayError> {
     log.clear();
     log.reserve(program.expected.len());
-    let mut queue = Q::with_capacity(program.peak_pending as usize);
     let mut handles = empty_handles(program);
     let mut recorder = Recorder {
         log,
@@ -354,6 +356,139 @@ impl Observer for Recorder<'_> {
     }
 }
 
+/// What the replay of an approximate implementation did, verified within its declared
+/// precision ([`crate::bounded`]).
+#[derive(Debug, Clone)]
+pub struct BoundedReplay {
+    /// The implementation's own summary: its firings, counts and clock, which differ from
+    /// the model's by design.
+    pub summary: Summary,
+    /// How late (or early) it fired, against the model in lockstep.
+    pub lateness: Lateness,
+    /// The most timers pending at once.
+    pub peak_pending: u64,
+    /// Wall time of the replay loop, the lockstep model's work included.
+    pub elapsed: Duration,
+}
+
+/// Replays `program` through `queue` (a fresh, approximate one) in lockstep with the
+/// reference model, and verifies every firing against the window the queue declared for
+/// it ([`crate::bounded`]). `log` is scratch space; on success it holds the queue's log,
+/// sorted as an expiry log is. The error is the first violation, with its line.
+pub fn replay_within_bound<Q: TimerQueue<u64>>(
+    queue: Q,
+    program: &Program,
+    log: &mut Vec<Firing>,
+) -> Result<BoundedReplay, String> {
+    log.clear();
+    let step = Cell::new(0);
+    let mut lockstep = Lockstep::new(queue, program, &step);
+    let mut handles = empty_handles(program);
+    let mut counts = Counts::default();
+    let mut observer = StepLog { step: &step, log };
+    let started = Instant::now();
+    let result = drive(
+        &mut lockstep,
+        program,
+        &mut handles,
+        &mut counts,
+        &mut observer,
+    );
+    let elapsed = started.elapsed();
+    result.map_err(|e| e.to_string())?;
+    let (lateness, queue) = lockstep.finish()?;
+    let summary = digest(
+        program,
+        log,
+        &counts,
+        queue.len() as u64,
+        queue.now(),
+        false,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(BoundedReplay {
+        summary,
+        lateness,
+        peak_pending: counts.peak_pending,
+        elapsed,
+    })
+}
+
+/// A replay verified the way its implementation's precision asks.
+#[derive(Debug, Clone)]
+pub enum Verified {
+    /// Exact: the log equals the model's.
+    Exact(Replay),
+    /// Approximate: within its declared bound, in lockstep with the model.
+    Bounded(BoundedReplay),
+}
+
+impl Verified {
+    /// The implementation's summary (the model's, when exact).
+    pub fn summary(&self) -> &Summary {
+        match self {
+            Verified::Exact(replay) => &replay.summary,
+            Verified::Bounded(replay) => &replay.summary,
+        }
+    }
+}
+
+/// The visitor that replays `program` through a fresh queue of the visited variant, built
+/// with room for the model's peak, and verifies it exactly ([`replay`]) or within its
+/// declared bound ([`replay_within_bound`]), as the queue's
+/// [`precision`](TimerQueue::precision) says. The error is the verification's message.
+pub struct VerifyAsDeclared<'a> {
+    /// The workload, loaded with the model.
+    pub program: &'a Program,
+    /// Scratch space for the log; on success it holds the sorted log.
+    pub log: &'a mut Vec<Firing>,
+}
+
+impl QueueVisitor for VerifyAsDeclared<'_> {
+    type Output = Result<Verified, String>;
+
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+        let queue: Q = variant.build(self.program.peak_pending as usize);
+        if queue.precision().is_exact() {
+            replay(queue, self.program, self.log)
+                .map(Verified::Exact)
+                .map_err(|e| e.to_string())
+        } else {
+            replay_within_bound(queue, self.program, self.log)
+                .map(Verified::Bounded)
+                .map_err(|e| format!("beyond its declared bound: {e}"))
+        }
+    }
+}
+
+/// Replays `program` (loaded with the model) through a fresh queue of `variant`, verified
+/// as its precision asks: [`VerifyAsDeclared`] on the registry's type for it.
+pub fn verify_as_declared(
+    variant: &Variant,
+    program: &Program,
+    log: &mut Vec<Firing>,
+) -> Result<Verified, String> {
+    timerbench_impls::registry::visit(variant, VerifyAsDeclared { program, log })
+}
+
+/// Logs every firing and keeps the step being replayed for the lockstep's messages. The
+/// lockstep checks handles itself: a timer named again while the structure still holds
+/// its late instance fires with the older handle, legitimately.
+struct StepLog<'a> {
+    step: &'a Cell<u32>,
+    log: &'a mut Vec<Firing>,
+}
+
+impl Observer for StepLog<'_> {
+    fn before(&mut self, step: u32, _: Kind) {
+        self.step.set(step);
+    }
+
+    fn fired(&mut self, firing: Firing, _: TimerId, _: &[TimerId]) {
+        self.log.push(firing);
+    }
+}
+
 /// Checks order within each operation, sorts each operation's firings into log order, and
 /// compares with the model.
 fn verify(
@@ -384,7 +519,24 @@ pub fn summarize(
     pending: u64,
     final_clock: u64,
 ) -> Result<Summary, ReplayError> {
+    digest(program, log, counts, pending, final_clock, true)
+}
+
+/// [`summarize`], checking the order within each operation only if `ordered` (an
+/// approximate structure does not promise it).
+fn digest(
+    program: &Program,
+    log: &mut [Firing],
+    counts: &Counts,
+    pending: u64,
+    final_clock: u64,
+    ordered: bool,
+) -> Result<Summary, ReplayError> {
     for group in log.chunk_by_mut(|a, b| a.step == b.step) {
+        if !ordered {
+            group.sort_unstable_by_key(|f| (f.now, f.deadline, program.keys[f.slot as usize]));
+            continue;
+        }
         if let Some(pair) = group.windows(2).find(|p| p[1].deadline < p[0].deadline) {
             let step = pair[0].step;
             return Err(ReplayError::OutOfOrder {

@@ -208,8 +208,8 @@ impl TimerQueue<u64> for LateBySeven {
 fn a_replay_that_fires_late_is_caught_at_the_right_line() {
     let program = load_text("timer-workload v1\ns 1 5\ns 2 7\na 6\na 1\na 1\n").unwrap();
     let mut log = Vec::new();
-    replay::<BTreeTimers<u64>>(&program, &mut log).expect("the real btree is right");
-    let error = replay::<LateBySeven>(&program, &mut log).unwrap_err();
+    replay(BTreeTimers::<u64>::new(), &program, &mut log).expect("the real btree is right");
+    let error = replay(LateBySeven::new(), &program, &mut log).unwrap_err();
     match &error {
         ReplayError::Differs {
             line,
@@ -271,9 +271,9 @@ fn a_firing_late_within_one_tick_line_is_caught_at_its_tick() {
     // late queue on the fourth. Logged at the end of the line, both would read `10 1 3`.
     let program = load_text("timer-workload v1\ns 1 3\nt 10\n").unwrap();
     let mut log = Vec::new();
-    replay::<BTreeTimers<u64>>(&program, &mut log).expect("the real btree is right");
+    replay(BTreeTimers::<u64>::new(), &program, &mut log).expect("the real btree is right");
     assert_eq!((log[0].now, log[0].deadline), (3, 3));
-    let error = replay::<OneMoveLate>(&program, &mut log).unwrap_err();
+    let error = replay(OneMoveLate::new(), &program, &mut log).unwrap_err();
     match &error {
         ReplayError::Differs {
             line,

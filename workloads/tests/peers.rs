@@ -2,21 +2,11 @@
 //! suite, at a small size, replays through every peer to the reference model's log.
 
 use std::path::Path;
-use timerbench_impls::registry::{self, PEERS};
-use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
-use timerbench_workloads::program::Firing;
-use timerbench_workloads::replay::{Replay, ReplayError, replay};
+use timerbench_impls::Variant;
+use timerbench_impls::registry::PEERS;
+use timerbench_workloads::replay::verify_as_declared;
 use timerbench_workloads::suite::SuiteFile;
-use timerbench_workloads::{Program, compile, families};
-
-struct ReplayThrough<'a>(&'a Program, &'a mut Vec<Firing>);
-
-impl QueueVisitor for ReplayThrough<'_> {
-    type Output = Result<Replay, ReplayError>;
-    fn visit<Q: TimerQueue<u64>>(self, _: &'static Implementation) -> Self::Output {
-        replay::<Q>(self.0, self.1)
-    }
-}
+use timerbench_workloads::{compile, families};
 
 #[test]
 fn every_peer_verifies_on_the_standard_suite() {
@@ -31,8 +21,7 @@ fn every_peer_verifies_on_the_standard_suite() {
         let program = compile(&workload, Path::new(&case.workload))
             .unwrap_or_else(|e| panic!("{}: {e}", case.workload));
         for peer in PEERS {
-            let result =
-                registry::visit(peer.name, ReplayThrough(&program, &mut log)).expect("registered");
+            let result = verify_as_declared(&Variant::of(peer), &program, &mut log);
             if let Err(error) = result {
                 failures.push(format!("{} through {}: {error}", case.workload, peer.name));
             }

@@ -11,19 +11,19 @@
 use super::Diagnostics;
 use super::clock::{LatencyClock, ProbeClock};
 use super::os::peak_rss_bytes;
-use super::passes::latency::{LatencyFigures, latency};
+use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;
 use super::passes::throughput::throughput;
-use super::passes::timed::TimedWorkload;
-use super::passes::verify::verify;
+use super::passes::timed::{Recipe, TimedWorkload};
+use super::passes::verify::{verify, verify_within_bound};
 use crate::schema::{
-    AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
+    self, AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
 };
-use anyhow::Context;
 use std::collections::BTreeMap;
 use std::time::Instant;
 use timerbench_impls::registry;
-use timerbench_impls::{Implementation, QueueVisitor, TimerQueue};
+use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
+use timerbench_workloads::bounded::Lateness;
 use timerbench_workloads::{Program, load, load_unchecked};
 
 /// Measures the cell `spec` and returns its record; `started` is when the cell began, for
@@ -33,12 +33,12 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
     let loading = Instant::now();
     let program = load_unchecked(&spec.workload_path)?;
     let loaded = loading.elapsed().as_secs_f64();
+    let variant = Variant::parse(&spec.key.implementation).map_err(anyhow::Error::msg)?;
     let visitor = Measure {
         spec,
         program: &program,
     };
-    let outcome = registry::visit(&spec.key.implementation, visitor)
-        .with_context(|| format!("unknown implementation `{}`", spec.key.implementation))??;
+    let outcome = registry::visit(&variant, visitor)?;
     drop(program);
     let mut record = CellRecord::for_spec(spec, Status::Ok, None);
     let mut diagnostics = match outcome {
@@ -54,6 +54,8 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
             record.clock = Some(figures.clock);
             record.advance_series = Some(figures.advance_series);
             record.memory = Some(memory);
+            record.lateness = figures.lateness;
+            record.precision = Some(figures.precision);
             figures.diagnostics
         }
         Outcome::Unverified { reason, digest } => {
@@ -70,6 +72,8 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
 
 /// The figures of a verified cell.
 struct Figures {
+    /// As the queue itself declares it (the spec's is the parent's reading).
+    precision: String,
     digest: String,
     throughput: Throughput,
     latency: BTreeMap<String, Latency>,
@@ -77,6 +81,8 @@ struct Figures {
     advance_series: AdvanceSeries,
     /// `peak_rss_bytes` is filled in at the very end.
     memory: Memory,
+    /// For an approximate implementation.
+    lateness: Option<schema::Lateness>,
     diagnostics: Diagnostics,
 }
 
@@ -98,14 +104,15 @@ struct Measure<'a> {
 impl QueueVisitor for Measure<'_> {
     type Output = anyhow::Result<Outcome>;
 
-    fn visit<Q: TimerQueue<u64>>(self, _: &'static Implementation) -> Self::Output {
-        measure_queue::<Q, LatencyClock>(self.spec, self.program, LatencyClock::new())
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+        measure_queue::<Q, LatencyClock>(self.spec, variant, self.program, LatencyClock::new())
     }
 }
 
 /// Every pass, for the concrete queue type `Q`, timing each pass for the diagnostics.
 fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     spec: &CellSpec,
+    variant: &Variant,
     program: &Program,
     clock: C,
 ) -> anyhow::Result<Outcome> {
@@ -117,19 +124,41 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
             .push((name, pass.elapsed().as_secs_f64()));
         pass = Instant::now();
     };
-    let reference = &spec.reference;
-
-    let verified = match verify::<Q>(program, reference) {
-        Ok(verified) => verified,
-        Err(mismatch) => {
-            let checked = load(&spec.workload_path)?;
-            return Ok(Outcome::Unverified {
-                reason: mismatch.explain::<Q>(&checked, reference),
-                digest: mismatch.digest,
-            });
+    let precision = variant.build::<Q>(0).precision();
+    let exact = precision.is_exact();
+    let (verified, lateness) = if exact {
+        match verify::<Q>(variant, program, &spec.reference) {
+            Ok(verified) => (verified, None),
+            Err(mismatch) => {
+                let checked = load(&spec.workload_path)?;
+                return Ok(Outcome::Unverified {
+                    reason: mismatch.explain::<Q>(variant, &checked, &spec.reference),
+                    digest: mismatch.digest,
+                });
+            }
+        }
+    } else {
+        match verify_within_bound::<Q>(variant, program) {
+            Ok((verified, lateness)) => (verified, Some(lateness_record(&lateness)?)),
+            Err(mismatch) => {
+                return Ok(Outcome::Unverified {
+                    reason: mismatch.message,
+                    digest: mismatch.digest,
+                });
+            }
         }
     };
-    let capacity = verified.capacity()?;
+    // What every later pass must replay again: the model's outcome for an exact queue,
+    // the queue's own verified outcome for an approximate one (it differs by design).
+    let reference = if exact {
+        &spec.reference
+    } else {
+        &verified.summary
+    };
+    let recipe = Recipe {
+        variant,
+        capacity: verified.capacity()?,
+    };
     lap("warm-up", &mut diagnostics);
     let unverified = |message: String| {
         Ok(Outcome::Unverified {
@@ -142,7 +171,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         program,
         reference,
         verified.peak_pending,
-        capacity,
+        recipe,
         &mut diagnostics,
     ) {
         Ok(memory) => memory,
@@ -151,16 +180,11 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     lap("memory", &mut diagnostics);
 
     let workload = TimedWorkload::whole(program);
-    let throughput = match throughput::<Q>(
-        &workload,
-        capacity,
-        spec.repeat,
-        reference,
-        &mut diagnostics,
-    ) {
-        Ok(throughput) => throughput,
-        Err(message) => return unverified(message),
-    };
+    let throughput =
+        match throughput::<Q>(&workload, recipe, spec.repeat, reference, &mut diagnostics) {
+            Ok(throughput) => throughput,
+            Err(message) => return unverified(message),
+        };
     lap("throughput", &mut diagnostics);
 
     if spec.inject_panic {
@@ -172,7 +196,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         advance_series,
         clock: clock_record,
         probe,
-    } = match latency::<Q, C>(&workload, capacity, &clock, reference)? {
+    } = match latency::<Q, C>(&workload, recipe, &clock, reference)? {
         Ok(figures) => figures,
         Err(message) => return unverified(message),
     };
@@ -180,7 +204,9 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     lap("latency", &mut diagnostics);
 
     Ok(Outcome::Measured(Box::new(Figures {
-        digest: verified.summary.digest,
+        precision: precision.describe(),
+        digest: verified.summary.digest.clone(),
+        lateness,
         throughput,
         latency,
         clock: clock_record,
@@ -188,6 +214,22 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         memory,
         diagnostics,
     })))
+}
+
+/// The record's form of what the lockstep saw.
+fn lateness_record(lateness: &Lateness) -> anyhow::Result<schema::Lateness> {
+    let (percentiles, histogram_v2) = percentiles_and_v2(&lateness.histogram)?;
+    Ok(schema::Lateness {
+        firings: lateness.firings(),
+        late: lateness.late,
+        early: lateness.early,
+        most_early_ticks: lateness.most_early,
+        stopped_late: lateness.stopped_late,
+        pending_late: lateness.pending_late,
+        largest_fraction_of_delay: lateness.largest_fraction,
+        percentiles,
+        histogram_v2,
+    })
 }
 
 #[cfg(test)]

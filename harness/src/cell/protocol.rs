@@ -16,7 +16,7 @@ use anyhow::Context;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Instant;
-use timerbench_impls::registry;
+use timerbench_impls::Variant;
 
 /// Measure one cell: reads a cell spec (JSON) on standard input, writes one result record
 /// (one JSON line) on standard output. Run by `timerbench run`, one process per cell.
@@ -66,14 +66,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The spec in `input`, or why it cannot be used.
 pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
     let spec: CellSpec = serde_json::from_str(input).map_err(|e| format!("{e}"))?;
-    if registry::find(&spec.key.implementation).is_none() {
-        let known: Vec<&str> = registry::IMPLEMENTATIONS.iter().map(|i| i.name).collect();
-        return Err(format!(
-            "unknown implementation `{}` (known: {})",
-            spec.key.implementation,
-            known.join(", ")
-        ));
-    }
+    Variant::parse(&spec.key.implementation)?;
     if spec.repeat == 0 {
         return Err("`repeat` must be at least 1".to_string());
     }

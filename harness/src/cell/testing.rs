@@ -48,7 +48,13 @@ pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &s
         generator: format!("timerbench gen {family} --timers {timers} --seed 7"),
         workload_path: path,
         reference,
+        precision: "exact".to_string(),
         repeat: 3,
         inject_panic: false,
     }
+}
+
+/// The variant `label` (a name, or `NAME:key=value,...`).
+pub(super) fn variant(label: &str) -> timerbench_impls::Variant {
+    timerbench_impls::Variant::parse(label).unwrap()
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use timerbench_workloads::families::{GENERATORS_REVISION, generate};
+use timerbench_workloads::reach::Reach;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::suite::Case;
 use timerbench_workloads::{compile, writer};
@@ -21,6 +22,8 @@ pub(super) struct Prepared {
     pub path: PathBuf,
     /// The reference model's summary of it.
     pub reference: Summary,
+    /// Its largest delay, deadline and clock.
+    pub reach: Reach,
 }
 
 /// What the cache keeps beside each workload file.
@@ -29,6 +32,7 @@ struct CacheEntry {
     generator: String,
     revision: u32,
     reference: Summary,
+    reach: Reach,
 }
 
 /// The cache of a results folder: `.cache` beside it, so that the runs beside each other
@@ -93,8 +97,15 @@ fn prepare(case: &Case, cache: &Path) -> anyhow::Result<(Prepared, bool)> {
         && entry.revision == GENERATORS_REVISION
         && path.exists()
     {
-        let reference = entry.reference;
-        return Ok((Prepared { path, reference }, false));
+        let (reference, reach) = (entry.reference, entry.reach);
+        return Ok((
+            Prepared {
+                path,
+                reference,
+                reach,
+            },
+            false,
+        ));
     }
     let workload = generate(&case.family, &case.spec)
         .with_context(|| format!("cannot generate {}", case.workload))?;
@@ -110,12 +121,14 @@ fn prepare(case: &Case, cache: &Path) -> anyhow::Result<(Prepared, bool)> {
         generator,
         revision: GENERATORS_REVISION,
         reference: program.summary.clone(),
+        reach: program.reach,
     };
     write_json(&entry_path, &entry)?;
     Ok((
         Prepared {
             path,
             reference: program.summary,
+            reach: program.reach,
         },
         true,
     ))

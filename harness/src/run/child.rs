@@ -8,6 +8,7 @@ use crate::schema::{CellRecord, CellSpec, Status};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use timerbench_workloads::reach::first_beyond;
 
 /// Runs one cell in a child process and returns its record, whatever happens to it.
 pub(super) fn run_cell(
@@ -18,7 +19,42 @@ pub(super) fn run_cell(
     inject_panic: bool,
 ) -> CellRecord {
     let started = Instant::now();
-    let spec = CellSpec {
+    let spec = spec_of(cell, workload, repeat, inject_panic);
+    if !workload.reach.within(&cell.declared.range) {
+        let reason = refusal(cell, workload);
+        let elapsed = started.elapsed().as_secs_f64();
+        return failure_record(&spec, Status::Unsupported, reason, elapsed);
+    }
+    let outcome = spawn_cell(&spec, limit);
+    let elapsed = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(record) => record,
+        Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
+    }
+}
+
+/// Why the workload is beyond the implementation's declared range: its first line past it.
+fn refusal(cell: &super::Cell, workload: &Prepared) -> String {
+    let range = &cell.declared.range;
+    // The cached file is loaded with the model again, for the clock of every line: only
+    // for a refused cell.
+    match timerbench_workloads::load(&workload.path) {
+        Ok(program) => match first_beyond(&program, range) {
+            Some(beyond) => format!(
+                "{} line {} asks for {}",
+                workload.path.display(),
+                beyond.line,
+                beyond.what
+            ),
+            None => format!("the workload reaches beyond the declared range {range:?}"),
+        },
+        Err(error) => format!("beyond the declared range {range:?} ({error})"),
+    }
+}
+
+/// What the child is told.
+fn spec_of(cell: &super::Cell, workload: &Prepared, repeat: u32, inject_panic: bool) -> CellSpec {
+    CellSpec {
         key: cell.key(),
         family: cell.case.family.clone(),
         params: cell.case.spec.params.iter().cloned().collect(),
@@ -27,14 +63,9 @@ pub(super) fn run_cell(
         generator: case_id(&cell.case),
         workload_path: workload.path.clone(),
         reference: workload.reference.clone(),
+        precision: cell.declared.precision.clone(),
         repeat,
         inject_panic,
-    };
-    let outcome = spawn_cell(&spec, limit);
-    let elapsed = started.elapsed().as_secs_f64();
-    match outcome {
-        Ok(record) => record,
-        Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
 }
 

@@ -78,7 +78,9 @@
 //! Exact at tick granularity: 1 tick = 1 ms, deadlines are whole milliseconds, so
 //! `DelayQueue`'s rounding up to the millisecond changes nothing and the reference matches
 //! exactly, and `next_deadline` is exact.
-//! What it cannot do, refused by a panic that names the limit:
+//! What it cannot do, declared as its range ([`TimerQueue::range`]: a delay up to half of
+//! [`HORIZON`], ticks up to [`MAX_CLOCK`]), so that a workload asking for more is refused
+//! before it runs; behind that, a panic that names the limit:
 //!
 //! - a deadline [`HORIZON`] = 2^36 − 2^30 ms or more after the wheel's clock.
 //!   `DelayQueue::insert` panics (`invalid deadline`) past its `MAX_DURATION`, 2^36 − 1 ms;
@@ -95,6 +97,7 @@
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::Range;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::runtime::{Builder, Runtime};
@@ -252,6 +255,18 @@ async fn drain(queue: &mut DelayQueue<u32>, fired: &mut Vec<u32>) -> u64 {
 }
 
 impl<V> TimerQueue<V> for TokioDelayQueue<V> {
+    /// Delays up to half of [`HORIZON`], so that the wheel clock's lag behind `now` (at
+    /// most about the longest pending delay) leaves every deadline inside the horizon;
+    /// the assertion in `check_horizon` stays behind it. Ticks up to [`MAX_CLOCK`].
+    fn range(&self) -> Range {
+        Range {
+            max_delay: HORIZON / 2,
+            max_tick: MAX_CLOCK,
+            why: "DelayQueue's six 64-slot levels at 1 ms (2^36 ms), less its clock's lag; \
+                  tokio's Instant arithmetic up to 2^52 ms",
+        }
+    }
+
     fn with_capacity(capacity: usize) -> Self {
         let runtime = Self::new_runtime();
         let (queue, origin) = Self::fresh_queue(&runtime, capacity);

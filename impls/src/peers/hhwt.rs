@@ -86,14 +86,16 @@
 //! the remaining delay (at most 2^32 − 2^31, always safe). A timer started so costs one
 //! extra insert and an extra `Rc`; no timer fires early or late.
 //!
-//! What it cannot do: deadlines more than [`MAX_DELAY`] = 2^40 ticks after `now` are
-//! refused (a panic naming the limit). Delays of 2^32 − 1 ticks or more wait in the
+//! What it cannot do: deadlines more than [`MAX_DELAY`] = 2^40 ticks after `now`, its
+//! declared range ([`TimerQueue::range`]): a workload with such a delay is refused before
+//! it runs, and the adapter panics naming the limit if one reaches it anyway. Delays of 2^32 − 1 ticks or more wait in the
 //! crate's overflow list, rescanned once per 2^32-tick cycle, so such a deadline takes
 //! up to 2^(d − 32) cycles (and rounds of `next_deadline`) to reach; 2^40 keeps that
 //! within 256.
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::Range;
 use hierarchical_hash_wheel_timer::wheels::Skip;
 use hierarchical_hash_wheel_timer::wheels::cancellable::QuadWheelWithOverflow;
 use hierarchical_hash_wheel_timer::{IdOnlyTimerEntry, TimerError};
@@ -174,6 +176,14 @@ impl<V> Hhwt<V> {
 }
 
 impl<V> TimerQueue<V> for Hhwt<V> {
+    fn range(&self) -> Range {
+        Range {
+            max_delay: MAX_DELAY,
+            max_tick: Tick::MAX,
+            why: "the overflow list is rescanned once per 2^32-tick cycle: at most 256 cycles",
+        }
+    }
+
     fn with_capacity(capacity: usize) -> Self {
         Hhwt {
             wheel: QuadWheelWithOverflow::new(),

@@ -129,6 +129,9 @@ pub(super) fn record(
         seed: 1,
         generator: format!("timerbench gen {family} --timers {timers} --seed 1"),
         peer: implementation == PEER,
+        implementation_base: implementation.to_string(),
+        implementation_parameters: BTreeMap::new(),
+        precision: Some("exact".to_string()),
         status: bad.map_or(Status::Ok, |b| b.3),
         reason: bad.map(|b| b.4.to_string()),
         operations: timers * 4,
@@ -156,6 +159,7 @@ pub(super) fn record(
             source: "tsc (quanta)".to_string(),
             overhead_ns: 11.5,
         }),
+        lateness: None,
         advance_series: (verified && family == "keepalive").then(|| AdvanceSeries {
             window_ops: timers / 50,
             max_ns: (0..200)

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::cell::StdInstant;
-use crate::cell::testing::spec_for;
+use crate::cell::testing::{spec_for, variant};
 use timerbench_impls::TimerId;
 use timerbench_impls::binary_heap::BinaryHeapTimers;
 use timerbench_workloads::program::Step;
@@ -64,7 +64,8 @@ fn a_wrong_structure_is_unverified_with_its_first_differing_firing_and_no_figure
     let spec = spec_for(dir.path(), "up-down", 200, "binary-heap");
     let program = load_unchecked(&spec.workload_path).unwrap();
     let Outcome::Unverified { reason, digest } =
-        measure_queue::<LateHeap, StdInstant>(&spec, &program, StdInstant).unwrap()
+        measure_queue::<LateHeap, StdInstant>(&spec, &variant("binary-heap"), &program, StdInstant)
+            .unwrap()
     else {
         panic!("a late heap verified");
     };

@@ -6,7 +6,7 @@
 //! with the same clock ([`probe_cost`]) is measured first and recorded with the figures:
 //! the mean has it subtracted, the percentiles cannot (see [`summarize_latency`]).
 
-use super::timed::TimedWorkload;
+use super::timed::{Recipe, TimedWorkload};
 use crate::cell::clock::{ProbeClock, ProbeCost, probe_cost};
 use crate::schema::{AdvanceSeries, Clock, Latency};
 use base64::Engine;
@@ -37,12 +37,12 @@ pub(in crate::cell) struct LatencyFigures {
     pub probe: ProbeCost,
 }
 
-/// Replays `workload` once through a fresh `Q` built with `capacity`, probed with `clock`:
+/// Replays `workload` once through a fresh `Q` built by `recipe`, probed with `clock`:
 /// the record's latency figures, or how the replay disagreed with the verified
 /// `reference` (the inner error). The outer error is a histogram that cannot be made.
 pub(in crate::cell) fn latency<Q: TimerQueue<u64>, C: ProbeClock>(
     workload: &TimedWorkload,
-    capacity: usize,
+    recipe: Recipe<'_>,
     clock: &C,
     reference: &Summary,
 ) -> anyhow::Result<Result<LatencyFigures, String>> {
@@ -52,7 +52,7 @@ pub(in crate::cell) fn latency<Q: TimerQueue<u64>, C: ProbeClock>(
     let mut probe = Probe::new(clock, window_ops, steps)?;
     {
         let disagreed = |message: String| format!("latency pass: {message}");
-        let ready = match workload.fresh_queue::<Q>(capacity) {
+        let ready = match workload.fresh_queue::<Q>(recipe) {
             Ok(ready) => ready,
             Err(error) => return Ok(Err(disagreed(error.to_string()))),
         };
@@ -90,6 +90,20 @@ pub(in crate::cell) fn latency<Q: TimerQueue<u64>, C: ProbeClock>(
 /// probe cost included, since a distribution cannot be shifted by a mean; the histogram
 /// too holds the raw values.
 fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Result<Latency> {
+    let (percentiles, histogram_v2) = percentiles_and_v2(histogram)?;
+    Ok(Latency {
+        count: histogram.len(),
+        mean_ns: (histogram.mean() - overhead_ns).max(0.0),
+        percentiles,
+        histogram_v2,
+    })
+}
+
+/// The record's percentiles (`p50` to `p99.99`, and `max`) of `histogram`, and the whole
+/// histogram as HdrHistogram V2 in base64.
+pub(in crate::cell) fn percentiles_and_v2(
+    histogram: &Histogram<u64>,
+) -> anyhow::Result<(BTreeMap<String, u64>, String)> {
     let mut percentiles = BTreeMap::new();
     for (name, quantile) in [
         ("p50", 0.5),
@@ -104,13 +118,9 @@ fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Re
     let mut bytes = Vec::new();
     V2Serializer::new()
         .serialize(histogram, &mut bytes)
-        .map_err(|e| anyhow::anyhow!("cannot serialize a latency histogram: {e:?}"))?;
-    Ok(Latency {
-        count: histogram.len(),
-        mean_ns: (histogram.mean() - overhead_ns).max(0.0),
-        percentiles,
-        histogram_v2: base64::engine::general_purpose::STANDARD.encode(bytes),
-    })
+        .map_err(|e| anyhow::anyhow!("cannot serialize a histogram: {e:?}"))?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    Ok((percentiles, encoded))
 }
 
 /// The latency pass's observer: a clock reading before each unit, and after it the

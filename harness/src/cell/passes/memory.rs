@@ -10,7 +10,7 @@
 //! (the handle table, the counts) exists before the baseline is taken, and the queue is
 //! the only thing built between the readings.
 
-use super::timed::Replayed;
+use super::timed::{Recipe, Replayed};
 use crate::alloc;
 use crate::cell::Diagnostics;
 use crate::schema::Memory;
@@ -19,7 +19,7 @@ use timerbench_workloads::Program;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::replay::{Counts, Quiet, drive, empty_handles};
 
-/// Replays `program` through a fresh `Q` built with `capacity`, counting its allocations:
+/// Replays `program` through a fresh `Q` built by `recipe`, counting its allocations:
 /// the record's memory figures (but `peak_rss_bytes`, read at the very end of the cell),
 /// or how the replay disagreed with the verified `reference`. `peak_pending` is the
 /// verified peak.
@@ -27,7 +27,7 @@ pub(in crate::cell) fn memory<Q: TimerQueue<u64>>(
     program: &Program,
     reference: &Summary,
     peak_pending: u64,
-    capacity: usize,
+    recipe: Recipe<'_>,
     diagnostics: &mut Diagnostics,
 ) -> Result<Memory, String> {
     let mut handles = empty_handles(program);
@@ -35,7 +35,7 @@ pub(in crate::cell) fn memory<Q: TimerQueue<u64>>(
     let baseline = alloc::live_bytes();
     alloc::reset_peak();
     let before = alloc::allocations();
-    let mut queue = Q::with_capacity(capacity);
+    let mut queue = recipe.build::<Q>();
     let built = alloc::allocations();
     let result = drive(&mut queue, program, &mut handles, &mut counts, &mut Quiet);
     let peak = alloc::peak_bytes();

@@ -7,7 +7,7 @@
 //! tell a structure sized by `with_capacity` from one that still allocates, and an
 //! allocator that hands back fresh pages from one that reuses them.
 
-use super::timed::{Operations, Timed, TimedWorkload};
+use super::timed::{Operations, Recipe, Timed, TimedWorkload};
 use crate::alloc;
 use crate::cell::Diagnostics;
 use crate::cell::os::minor_page_faults;
@@ -15,11 +15,11 @@ use crate::schema::{Throughput, spread};
 use timerbench_impls::TimerQueue;
 use timerbench_workloads::reference::Summary;
 
-/// Times `repeats` replays of `workload` through fresh `Q`s built with `capacity`: the
+/// Times `repeats` replays of `workload` through fresh `Q`s built by `recipe`: the
 /// record's throughput, or how a repeat disagreed with the verified `reference`.
 pub(in crate::cell) fn throughput<Q: TimerQueue<u64>>(
     workload: &TimedWorkload,
-    capacity: usize,
+    recipe: Recipe<'_>,
     repeats: u32,
     reference: &Summary,
     diagnostics: &mut Diagnostics,
@@ -31,7 +31,7 @@ pub(in crate::cell) fn throughput<Q: TimerQueue<u64>>(
     for repeat in 1..=repeats {
         let disagreed = |message: String| format!("timed repeat {repeat}: {message}");
         let ready = workload
-            .fresh_queue::<Q>(capacity)
+            .fresh_queue::<Q>(recipe)
             .map_err(|e| disagreed(e.to_string()))?;
         let faults = minor_page_faults();
         let allocations = alloc::allocations();

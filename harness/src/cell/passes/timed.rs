@@ -22,11 +22,28 @@
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
-use timerbench_impls::{TimerId, TimerQueue};
+use timerbench_impls::{TimerId, TimerQueue, Variant};
 use timerbench_workloads::Program;
 use timerbench_workloads::program::Step;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::replay::{Counts, Observer, Quiet, ReplayError, drive, empty_handles};
+
+/// How a pass builds its queues: the variant (its parameters) and the capacity, the peak
+/// the verification found.
+#[derive(Debug, Clone, Copy)]
+pub struct Recipe<'v> {
+    /// The implementation and its parameters.
+    pub variant: &'v Variant,
+    /// Room for this many pending timers.
+    pub capacity: usize,
+}
+
+impl Recipe<'_> {
+    /// A fresh queue.
+    pub fn build<Q: TimerQueue<u64>>(&self) -> Q {
+        self.variant.build(self.capacity)
+    }
+}
 
 /// How the operations of a timed replay are counted, for a time per operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,16 +125,16 @@ impl<'p> TimedWorkload<'p> {
         }
     }
 
-    /// A fresh queue built with `capacity`, the fill replayed: ready for the clock. An
-    /// error is the fill's replay failing.
+    /// A fresh queue built by `recipe`, the fill replayed: ready for the clock. An error is
+    /// the fill's replay failing.
     pub fn fresh_queue<Q: TimerQueue<u64>>(
         &self,
-        capacity: usize,
+        recipe: Recipe<'_>,
     ) -> Result<Ready<'_, Q>, ReplayError> {
         let mut ready = Ready {
             handles: empty_handles(&self.timed),
             counts: Counts::default(),
-            queue: Q::with_capacity(capacity),
+            queue: recipe.build(),
             timed: &self.timed,
         };
         if let Some(fill) = &self.fill {
@@ -225,18 +242,22 @@ impl<Q: TimerQueue<u64>> Replayed<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::testing::generated as program;
+    use crate::cell::testing::{generated as program, variant};
     use timerbench_impls::binary_heap::BinaryHeapTimers;
 
     #[test]
     fn a_split_replay_ends_where_the_whole_one_does() {
         let program = program("hold", 300, &[]);
         let capacity = program.peak_pending as usize;
+        let heap = variant("binary-heap");
         let whole = TimedWorkload::whole(&program);
         let split = TimedWorkload::after_fill(&program, 300).unwrap();
         for workload in [&whole, &split] {
             let timed = workload
-                .fresh_queue::<BinaryHeapTimers<u64>>(capacity)
+                .fresh_queue::<BinaryHeapTimers<u64>>(Recipe {
+                    variant: &heap,
+                    capacity,
+                })
                 .unwrap()
                 .time();
             assert_eq!(timed.replayed.check(&program.summary), Ok(()));
@@ -269,8 +290,13 @@ mod tests {
     #[test]
     fn a_replay_that_counts_otherwise_fails_its_check() {
         let program = program("hold", 50, &[]);
+        let heap = variant("binary-heap");
+        let recipe = Recipe {
+            variant: &heap,
+            capacity: 50,
+        };
         let mut replayed = TimedWorkload::whole(&program)
-            .fresh_queue::<BinaryHeapTimers<u64>>(50)
+            .fresh_queue::<BinaryHeapTimers<u64>>(recipe)
             .unwrap()
             .observe(&mut Quiet);
         assert_eq!(replayed.check(&program.summary), Ok(()));

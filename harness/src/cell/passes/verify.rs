@@ -10,11 +10,13 @@
 //! workload loaded with the model, which only a failing implementation pays for.
 
 use anyhow::Context;
-use timerbench_impls::TimerQueue;
+use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::Program;
+use timerbench_workloads::bounded::Lateness;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::replay::{
-    Counts, Recorder, ReplayError, describe, drive, empty_handles, replay, summarize,
+    Counts, Recorder, ReplayError, describe, drive, empty_handles, replay, replay_within_bound,
+    summarize,
 };
 
 /// An implementation that replayed a workload exactly as the reference did.
@@ -46,6 +48,7 @@ pub struct Mismatch {
 /// summary equals `reference` in every field and every handle reported was the one
 /// `start` gave, else what differs. `program` may be loaded without the model.
 pub fn verify<Q: TimerQueue<u64>>(
+    variant: &Variant,
     program: &Program,
     reference: &Summary,
 ) -> Result<Verified, Mismatch> {
@@ -54,7 +57,7 @@ pub fn verify<Q: TimerQueue<u64>>(
     let mut handles = empty_handles(program);
     let mut counts = Counts::default();
     // The peak is not known yet (the file may have been loaded without the model).
-    let mut queue = Q::new();
+    let mut queue: Q = variant.build(0);
     let mut recorder = Recorder {
         log: &mut log,
         wrong_handle: None,
@@ -107,13 +110,40 @@ pub fn verify<Q: TimerQueue<u64>>(
     })
 }
 
+/// Replays `program` through a new `Q` (approximate) in lockstep with the reference
+/// model, checking every firing against its declared window
+/// ([`timerbench_workloads::bounded`]): [`Verified`] with the implementation's own summary
+/// (which differs from the model's by design) and its lateness, or the first violation.
+pub fn verify_within_bound<Q: TimerQueue<u64>>(
+    variant: &Variant,
+    program: &Program,
+) -> Result<(Verified, Lateness), Mismatch> {
+    let mut log = Vec::new();
+    let replayed = replay_within_bound(variant.build::<Q>(0), program, &mut log);
+    let replayed = replayed.map_err(|message| Mismatch {
+        message: format!("beyond its declared bound: {message}"),
+        digest: None,
+    })?;
+    let verified = Verified {
+        summary: replayed.summary,
+        peak_pending: replayed.peak_pending,
+    };
+    Ok((verified, replayed.lateness))
+}
+
 impl Mismatch {
     /// Why `Q` disagreed with `reference`: the first differing firing from a full replay
     /// of `checked`, the workload loaded with the model, when that replay fails too; else
     /// which of the reference or the implementation is at fault.
-    pub fn explain<Q: TimerQueue<u64>>(&self, checked: &Program, reference: &Summary) -> String {
+    pub fn explain<Q: TimerQueue<u64>>(
+        &self,
+        variant: &Variant,
+        checked: &Program,
+        reference: &Summary,
+    ) -> String {
         let mut log = Vec::new();
-        match replay::<Q>(checked, &mut log) {
+        let queue = variant.build::<Q>(checked.peak_pending as usize);
+        match replay(queue, checked, &mut log) {
             Err(error) => error.to_string(),
             Ok(_) if checked.summary != *reference => format!(
                 "{}; the implementation agrees with the reference model run on {}, whose \
@@ -155,16 +185,18 @@ fn differences(expected: &Summary, got: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::testing::generated;
+    use crate::cell::testing::{generated, variant};
     use timerbench_impls::binary_heap::BinaryHeapTimers;
 
     /// `cargo bench` sizes its queues from the verification, as the cell does, where it
     /// used the model's peak before: the two must agree.
     #[test]
     fn a_verified_replay_has_the_models_summary_and_peak() {
+        let heap = variant("binary-heap");
         for family in ["hold", "start-stop", "burst", "retransmit"] {
             let program = generated(family, 500, &[]);
-            let verified = verify::<BinaryHeapTimers<u64>>(&program, &program.summary).unwrap();
+            let verified =
+                verify::<BinaryHeapTimers<u64>>(&heap, &program, &program.summary).unwrap();
             assert_eq!(verified.summary, program.summary, "{family}");
             assert_eq!(verified.peak_pending, program.peak_pending, "{family}");
         }
@@ -173,16 +205,17 @@ mod tests {
     #[test]
     fn a_wrong_reference_is_a_mismatch_that_blames_the_reference() {
         let program = generated("hold", 100, &[]);
+        let heap = variant("binary-heap");
         let mut reference = program.summary.clone();
         reference.fired += 1;
-        let mismatch = verify::<BinaryHeapTimers<u64>>(&program, &reference).unwrap_err();
+        let mismatch = verify::<BinaryHeapTimers<u64>>(&heap, &program, &reference).unwrap_err();
         assert!(
             mismatch.message.contains("fired: expected"),
             "{}",
             mismatch.message
         );
         assert_eq!(mismatch.digest.as_ref(), Some(&program.summary.digest));
-        let reason = mismatch.explain::<BinaryHeapTimers<u64>>(&program, &reference);
+        let reason = mismatch.explain::<BinaryHeapTimers<u64>>(&heap, &program, &reference);
         assert!(
             reason.contains("differs from the one in the cell spec"),
             "{reason}"

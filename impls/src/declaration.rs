@@ -1,0 +1,254 @@
+//! What a structure declares about itself besides its operations: its parameters, its
+//! precision and its range. The harness reads these to build a variant
+//! (`--impl hashed-wheel:slots=65536`), to choose how a replay is verified (exactly, or
+//! within a declared bound), and to refuse a workload the structure cannot hold before it
+//! runs rather than let it panic.
+//!
+//! | declaration | where | default (an exact structure with no parameters) |
+//! | --- | --- | --- |
+//! | parameters | [`TimerQueue::PARAMETERS`](crate::TimerQueue::PARAMETERS), built by [`TimerQueue::with_parameters`](crate::TimerQueue::with_parameters) | none |
+//! | precision | [`TimerQueue::precision`](crate::TimerQueue::precision) | [`Precision::Exact`] |
+//! | the window of one timer | [`TimerQueue::window`](crate::TimerQueue::window) | [`Window::EXACT`] |
+//! | range | [`TimerQueue::range`](crate::TimerQueue::range) | [`Range::ALL`] |
+//!
+//! Parameter values are unsigned integers: every parameter studied here is a count or a
+//! width (slots, levels, ticks).
+
+use crate::contract::Tick;
+use std::fmt;
+
+/// One parameter a structure takes.
+#[derive(Clone, Copy)]
+pub struct Parameter {
+    /// The key on the command line, e.g. `slots`.
+    pub name: &'static str,
+    /// The value when none is given.
+    pub default: u64,
+    /// What it sets, in one line.
+    pub about: &'static str,
+    /// The values it accepts, in words, e.g. `a power of two from 2 to 2^24`.
+    pub accepts: &'static str,
+    /// Whether `value` is accepted.
+    pub valid: fn(u64) -> bool,
+}
+
+impl fmt::Debug for Parameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={} ({})", self.name, self.default, self.accepts)
+    }
+}
+
+impl PartialEq for Parameter {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.default == other.default
+    }
+}
+
+impl Eq for Parameter {}
+
+/// Whether `value` is a power of two in `min..=max` (both powers of two).
+pub const fn power_of_two_in(value: u64, min: u64, max: u64) -> bool {
+    value.is_power_of_two() && value >= min && value <= max
+}
+
+/// Every parameter of one structure with its value: the defaults, and what a variant
+/// overrides. Built by [`Parameters::defaults`] and [`Parameters::set`], which checks the
+/// key and the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parameters {
+    declared: &'static [Parameter],
+    values: Vec<u64>,
+}
+
+impl Parameters {
+    /// The defaults of `declared`.
+    pub fn defaults(declared: &'static [Parameter]) -> Self {
+        Parameters {
+            declared,
+            values: declared.iter().map(|p| p.default).collect(),
+        }
+    }
+
+    /// Sets `name` to `value`, or says why not (an unknown key, a refused value).
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), String> {
+        let Some(index) = self.declared.iter().position(|p| p.name == name) else {
+            return Err(if self.declared.is_empty() {
+                format!("unknown parameter `{name}`: this implementation takes none")
+            } else {
+                format!(
+                    "unknown parameter `{name}` (parameters: {})",
+                    self.names().join(", ")
+                )
+            });
+        };
+        let parameter = &self.declared[index];
+        if !(parameter.valid)(value) {
+            return Err(format!(
+                "{name}={value}: {name} must be {}",
+                parameter.accepts
+            ));
+        }
+        self.values[index] = value;
+        Ok(())
+    }
+
+    /// The value of `name`.
+    ///
+    /// # Panics
+    ///
+    /// If the structure does not declare `name`: a bug in that structure's file.
+    pub fn get(&self, name: &str) -> u64 {
+        let index = self
+            .declared
+            .iter()
+            .position(|p| p.name == name)
+            .unwrap_or_else(|| panic!("parameter `{name}` is not declared"));
+        self.values[index]
+    }
+
+    /// `(name, value)` in declaration order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.declared
+            .iter()
+            .zip(&self.values)
+            .map(|(p, &v)| (p.name, v))
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.declared.iter().map(|p| p.name).collect()
+    }
+}
+
+/// Whether a structure fires every timer on the first clock move that reaches its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// Exactly: on the first `advance` whose `to >= deadline`, and within one `advance` in
+    /// non-decreasing deadline order. Verified by comparing the whole expiry log with the
+    /// reference model's.
+    Exact,
+    /// Within a declared window per timer ([`Window`]), with the bound in words. Verified
+    /// in lockstep with the reference model: the same timers fire, none before the
+    /// reference unless its window allows it, none after its bound. Order within one
+    /// `advance` is not promised.
+    Approximate(&'static str),
+}
+
+impl Precision {
+    /// Whether it is [`Precision::Exact`].
+    pub fn is_exact(self) -> bool {
+        self == Precision::Exact
+    }
+
+    /// `exact`, or `approximate: ` and the bound.
+    pub fn describe(self) -> String {
+        match self {
+            Precision::Exact => "exact".to_string(),
+            Precision::Approximate(bound) => format!("approximate: {bound}"),
+        }
+    }
+}
+
+/// When one timer may fire, fixed when it is started (from its deadline and the clock
+/// then).
+///
+/// Its due move is the first clock move whose end reaches `max(deadline, now at start)`:
+/// where an exact structure fires it. It may fire on any later move up to the first one
+/// whose end reaches `max(deadline, now at start) + late`, and never before its due move
+/// unless `early` says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Ticks it may fire after its deadline (0: exact).
+    pub late: Tick,
+    /// Whether it may fire before its deadline: the structure clamps it to its range, as
+    /// Linux's wheel does past its cut-off, and documents so. Such firings are counted
+    /// apart, never hidden.
+    pub early: bool,
+}
+
+impl Window {
+    /// An exact timer's window.
+    pub const EXACT: Window = Window {
+        late: 0,
+        early: false,
+    };
+}
+
+/// The deadlines a structure can hold. A workload that asks for more is refused before it
+/// runs (one message naming the limit and the first line past it), instead of reaching a
+/// panic or a wrong firing inside the structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// The largest delay (`deadline - now` at a start) accepted.
+    pub max_delay: Tick,
+    /// The largest deadline, and the largest clock, accepted.
+    pub max_tick: Tick,
+    /// Why, in a few words (e.g. `DelayQueue's six 64-slot levels at 1 ms`).
+    pub why: &'static str,
+}
+
+impl Range {
+    /// All of `u64`: what the contract asks of every structure.
+    pub const ALL: Range = Range {
+        max_delay: Tick::MAX,
+        max_tick: Tick::MAX,
+        why: "",
+    };
+
+    /// Whether this is all of `u64`.
+    pub fn is_all(&self) -> bool {
+        self.max_delay == Tick::MAX && self.max_tick == Tick::MAX
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DECLARED: &[Parameter] = &[
+        Parameter {
+            name: "slots",
+            default: 4096,
+            about: "slots",
+            accepts: "a power of two from 2 to 2^24",
+            valid: |v| power_of_two_in(v, 2, 1 << 24),
+        },
+        Parameter {
+            name: "levels",
+            default: 9,
+            about: "levels",
+            accepts: "8 or 9",
+            valid: |v| v == 8 || v == 9,
+        },
+    ];
+
+    #[test]
+    fn defaults_then_overrides_in_declaration_order() {
+        let mut parameters = Parameters::defaults(DECLARED);
+        assert_eq!(parameters.get("slots"), 4096);
+        parameters.set("levels", 8).unwrap();
+        let all: Vec<_> = parameters.iter().collect();
+        assert_eq!(all, [("slots", 4096), ("levels", 8)]);
+    }
+
+    #[test]
+    fn unknown_keys_and_refused_values_say_why() {
+        let mut parameters = Parameters::defaults(DECLARED);
+        let error = parameters.set("slot", 8).unwrap_err();
+        assert_eq!(
+            error,
+            "unknown parameter `slot` (parameters: slots, levels)"
+        );
+        let error = parameters.set("slots", 1000).unwrap_err();
+        assert_eq!(
+            error,
+            "slots=1000: slots must be a power of two from 2 to 2^24"
+        );
+        assert_eq!(
+            parameters.get("slots"),
+            4096,
+            "a refused value changes nothing"
+        );
+        let mut none = Parameters::defaults(&[]);
+        assert!(none.set("x", 1).unwrap_err().contains("takes none"));
+    }
+}
