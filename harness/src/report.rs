@@ -64,13 +64,23 @@ pub fn write_report(
     timerbench_report::write_report(folders, output, png, &catalog())
 }
 
-/// This build's registries, as the report describes implementations and workloads.
+/// This build's registries, as the report describes implementations (with the parameters
+/// a variant may set) and workloads.
 pub fn catalog() -> Catalog {
     let described = |list: &[timerbench_impls::registry::Implementation]| {
         list.iter()
             .map(|i| Described {
                 name: i.name.to_string(),
                 summary: i.summary.to_string(),
+                parameters: i
+                    .parameters
+                    .iter()
+                    .map(|p| ParamInfo {
+                        name: p.name.to_string(),
+                        default: p.default.to_string(),
+                        help: format!("{} ({})", p.about, p.accepts),
+                    })
+                    .collect(),
             })
             .collect()
     };

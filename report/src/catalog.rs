@@ -6,6 +6,10 @@
 //! harness reads those registries and hands them over as a [`Catalog`], so that this crate
 //! depends on the results format only, and a folder from another revision still renders
 //! (a name the catalog does not know is shown without a description).
+//!
+//! The catalog knows registry names only. A record names a *variant label*
+//! (`hashed-wheel:slots=65536`), so every look-up here goes by the record's base name
+//! (`CellRecord::base_implementation`), never by its label.
 
 /// The descriptions and orders the report uses, from the registries of this build.
 #[derive(Debug, Clone, Default)]
@@ -22,13 +26,16 @@ pub struct Catalog {
     pub suite_order: Vec<String>,
 }
 
-/// An implementation or peer: its registry name and one line on what it is.
+/// An implementation or peer: its registry name, one line on what it is, and the
+/// parameters a variant of it may set (`hashed-wheel:slots=65536`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Described {
-    /// The name used in results.
+    /// The registry name: a record's `implementation_base`.
     pub name: String,
     /// What it is.
     pub summary: String,
+    /// Its parameters, in declaration order (empty when it takes none).
+    pub parameters: Vec<ParamInfo>,
 }
 
 /// A workload family, as `timerbench list` describes it.
@@ -46,10 +53,11 @@ pub struct FamilyInfo {
     pub params: Vec<ParamInfo>,
 }
 
-/// A family parameter with its default.
+/// A parameter, of a workload family or of an implementation, with its default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamInfo {
-    /// The key of `--param KEY=VALUE`.
+    /// The key: of `--param KEY=VALUE` for a family, of `--impl NAME:KEY=VALUE` for an
+    /// implementation.
     pub name: String,
     /// The value used when the parameter is not given.
     pub default: String,
@@ -63,8 +71,16 @@ impl Catalog {
         self.families.iter().find(|f| f.name == name)
     }
 
-    /// The position of a peer in its registry.
-    pub fn peer_index(&self, name: &str) -> Option<usize> {
-        self.peers.iter().position(|p| p.name == name)
+    /// The position of a peer in its registry, by registry name (not variant label).
+    pub fn peer_index(&self, base: &str) -> Option<usize> {
+        self.peers.iter().position(|p| p.name == base)
+    }
+
+    /// The implementation or peer called `base` (a registry name, not a variant label).
+    pub fn described(&self, base: &str) -> Option<&Described> {
+        self.implementations
+            .iter()
+            .chain(&self.peers)
+            .find(|d| d.name == base)
     }
 }

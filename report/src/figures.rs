@@ -4,7 +4,7 @@
 //! the others, so no page or chart can show a wrong structure's speed by mistake.
 
 use anyhow::anyhow;
-use timerbench_results::{CellKey, CellRecord, Latency, Status};
+use timerbench_results::{CellKey, CellRecord, Latency, Lateness, Status};
 
 /// `workload at N timers, implementation`.
 pub fn describe(key: &CellKey) -> String {
@@ -55,21 +55,41 @@ pub fn bytes_per_timer(record: &CellRecord) -> Option<f64> {
     bytes.is_finite().then_some(bytes)
 }
 
-/// A latency histogram decoded.
-pub fn decode_histogram(latency: &Latency) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
+/// The lateness of an approximate cell that verified within its bound.
+pub fn lateness(record: &CellRecord) -> Option<&Lateness> {
+    (record.status == Status::Ok)
+        .then_some(record.lateness.as_ref())
+        .flatten()
+}
+
+/// A histogram of a record (latency in nanoseconds, lateness in ticks) decoded from its
+/// `histogram_v2`.
+pub fn decode_histogram(encoded: &str) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
     use base64::Engine;
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(latency.histogram_v2.trim())
+        .decode(encoded.trim())
         .map_err(|e| anyhow!("not base64: {e}"))?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| anyhow!("not an HdrHistogram V2 serialization: {e:?}"))
 }
 
-/// The HdrHistogram percentile curve: points (1 / (1 - p), latency ns), from the median
-/// out to the largest value, 20 points per decade of `1 / (1 - p)`.
+/// The HdrHistogram percentile curve of a latency: points (1 / (1 - p), latency ns), from
+/// the median out to the largest value, 20 points per decade of `1 / (1 - p)`. Drawn on a
+/// log axis, so a latency under 1 ns is drawn at 1.
 pub fn percentile_curve(latency: &Latency) -> anyhow::Result<Vec<(f64, f64)>> {
-    let histogram = decode_histogram(latency)?;
+    histogram_curve(&latency.histogram_v2, 1)
+}
+
+/// The percentile curve of a lateness: points (1 / (1 - p), ticks late), as
+/// [`percentile_curve`], with 0 (on time) kept: it is drawn on a linear axis.
+pub fn lateness_curve(lateness: &Lateness) -> anyhow::Result<Vec<(f64, f64)>> {
+    histogram_curve(&lateness.histogram_v2, 0)
+}
+
+/// The percentile curve of the histogram `encoded`, each value at least `floor`.
+fn histogram_curve(encoded: &str, floor: u64) -> anyhow::Result<Vec<(f64, f64)>> {
+    let histogram = decode_histogram(encoded)?;
     let count = histogram.len();
     if count == 0 {
         return Ok(Vec::new());
@@ -81,14 +101,14 @@ pub fn percentile_curve(latency: &Latency) -> anyhow::Result<Vec<(f64, f64)>> {
     for step in 0..=steps {
         let x = 10f64.powf(f64::from(step) / f64::from(STEPS_PER_DECADE));
         let quantile = 1.0 - 1.0 / x;
-        points.push((x, histogram.value_at_quantile(quantile).max(1) as f64));
+        points.push((x, histogram.value_at_quantile(quantile).max(floor) as f64));
     }
     // The largest value, at the last percentile the count resolves.
     let last = (count as f64).max(1.0);
     if points.last().is_some_and(|&(x, _)| x >= last) {
         points.pop();
     }
-    points.push((last.max(1.0), histogram.max().max(1) as f64));
+    points.push((last.max(1.0), histogram.max().max(floor) as f64));
     Ok(points)
 }
 

@@ -13,8 +13,9 @@
 //! The pieces:
 //!
 //! - `runs`: reading the folders (any error names the file and line) and one run's
-//!   figures; `figures`: what the report reads off one record; `model`: everything the
-//!   page shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
+//!   figures; `figures`: what the report reads off one record; `implementations`: one
+//!   per variant label, ordered and coloured by its base; `model`: everything the page
+//!   shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
 //!   between runs;
 //! - `charts`: the charts, one description drawn on either backend;
 //! - `page`: the page, one module per section.
@@ -34,6 +35,7 @@
 pub mod catalog;
 mod charts;
 mod figures;
+mod implementations;
 mod model;
 mod page;
 mod ranking;

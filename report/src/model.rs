@@ -5,55 +5,21 @@
 //! Conventions:
 //!
 //! - A *cell* is one (workload, timers, implementation); a *size* of a workload is one
-//!   (workload, timers), where the implementations compete.
+//!   (workload, timers), where the implementations compete. An implementation is a
+//!   variant label (`hashed-wheel:slots=65536`): each label is a competitor of its own.
 //! - Speed is the median nanoseconds per operation line of the timed replays. Only cells
-//!   that verified (`ok`) have figures; the others are listed with their reason.
+//!   that verified (`ok`) have figures; the others are listed with their reason, the
+//!   unsupported ones (beyond the implementation's declared range) apart from failures.
 //! - An *operation family* is a workload family (`hold`, `keepalive`, ...): the workloads
 //!   of one family exercise the same mix of operations.
 
 use crate::catalog::Catalog;
 use crate::figures::latency;
+use crate::implementations::{Implementation, implementations};
 use crate::runs::Run;
 use anyhow::anyhow;
 use std::collections::{BTreeMap, BTreeSet};
 use timerbench_results::{CLOCK_KINDS, CellRecord, KINDS, Status};
-
-/// An implementation as the report shows it.
-#[derive(Debug, Clone)]
-pub struct Implementation {
-    /// Its name in the results.
-    pub name: String,
-    /// What it is, when the catalog knows it.
-    pub summary: Option<String>,
-    /// An outside crate behind an adapter (a record says so).
-    pub peer: bool,
-    /// Its colour in every chart.
-    pub color: (u8, u8, u8),
-}
-
-/// The project's implementations, by registry order (Tableau 10 and friends).
-const PALETTE: &[(u8, u8, u8)] = &[
-    (0x1f, 0x77, 0xb4), // blue
-    (0xff, 0x7f, 0x0e), // orange
-    (0x2c, 0xa0, 0x2c), // green
-    (0xd6, 0x27, 0x28), // red
-    (0x94, 0x67, 0xbd), // purple
-    (0x8c, 0x56, 0x4b), // brown
-    (0xe3, 0x77, 0xc2), // pink
-    (0x17, 0xbe, 0xcf), // cyan
-    (0x39, 0x3b, 0x79), // dark blue
-];
-
-/// Peers and anything not in the registry, by name.
-const OTHER_PALETTE: &[(u8, u8, u8)] = &[
-    (0x7f, 0x7f, 0x7f), // grey
-    (0xbc, 0xbd, 0x22), // olive
-    (0x00, 0x00, 0x00), // black
-    (0xad, 0x49, 0x4a), // brick
-    (0x63, 0x79, 0x39), // moss
-    (0x8c, 0x6d, 0x31), // ochre
-    (0x7b, 0x41, 0x73), // plum
-];
 
 /// A workload parameter as the report shows it.
 #[derive(Debug, Clone)]
@@ -99,8 +65,9 @@ pub struct Workload {
 pub struct Model {
     /// The results folders, the first being the baseline of the ratios between runs.
     pub runs: Vec<Run>,
-    /// Every implementation in any run: the registry's first, in its order, then the
-    /// peers in theirs, then names the catalog does not know.
+    /// Every implementation (variant label) in any run: the registry's first, in its
+    /// order, then the peers in theirs, then names the catalog does not know; each base's
+    /// variants after it ([`crate::implementations`]).
     pub implementations: Vec<Implementation>,
     /// Every workload in any run: the standard suite's order, then the others by name.
     pub workloads: Vec<Workload>,
@@ -164,8 +131,11 @@ impl Model {
         families
     }
 
-    /// Every record of every run that did not verify, with its run, in page order.
-    pub fn failures(&self) -> Vec<(&Run, &CellRecord)> {
+    /// Every record of every run that has no figures, with its run, in page order: the
+    /// cells that did not verify (failed, timed out, unverified) and the unsupported ones
+    /// (beyond the implementation's declared range, not run), which
+    /// [`counts_against`] tells apart.
+    pub fn without_figures(&self) -> Vec<(&Run, &CellRecord)> {
         let mut failures = Vec::new();
         for run in &self.runs {
             for workload in &self.workloads {
@@ -181,6 +151,11 @@ impl Model {
             }
         }
         failures
+    }
+
+    /// Whether any implementation in the report declared itself approximate.
+    pub fn any_approximate(&self) -> bool {
+        self.implementations.iter().any(|i| i.is_approximate())
     }
 
     /// The size whose charts of per-operation detail (latency curves, the advance series)
@@ -210,53 +185,12 @@ impl Model {
     }
 }
 
-/// The implementations of `records`: the registry's in its order and palette, then the
-/// peers in their registry's order, then names the catalog does not know (the project's
-/// own from another revision first), each of those in the second palette.
-fn implementations<'r>(
-    records: impl Iterator<Item = &'r CellRecord>,
-    catalog: &Catalog,
-) -> Vec<Implementation> {
-    let mut peers = BTreeSet::new();
-    let mut names = BTreeSet::new();
-    for record in records {
-        names.insert(record.key.implementation.clone());
-        if record.peer {
-            peers.insert(record.key.implementation.clone());
-        }
-    }
-    let mut implementations = Vec::new();
-    for (index, registered) in catalog.implementations.iter().enumerate() {
-        if names.remove(&registered.name) {
-            implementations.push(Implementation {
-                name: registered.name.clone(),
-                summary: Some(registered.summary.clone()),
-                peer: peers.contains(&registered.name),
-                color: PALETTE[index % PALETTE.len()],
-            });
-        }
-    }
-    let mut others: Vec<String> = names.into_iter().collect();
-    others.sort_by_key(|name| {
-        let peer_order = catalog.peer_index(name);
-        (
-            peers.contains(name),
-            peer_order.is_none(),
-            peer_order,
-            name.clone(),
-        )
-    });
-    for (index, name) in others.into_iter().enumerate() {
-        implementations.push(Implementation {
-            peer: peers.contains(&name),
-            summary: catalog
-                .peer_index(&name)
-                .map(|i| catalog.peers[i].summary.clone()),
-            color: OTHER_PALETTE[index % OTHER_PALETTE.len()],
-            name,
-        });
-    }
-    implementations
+/// Whether a cell without figures counts against its implementation: it failed, timed out
+/// or did not verify. An unsupported cell does not: the workload reaches beyond the range
+/// the implementation declares, so it was not run, which says nothing of its speed or
+/// correctness.
+pub fn counts_against(status: Status) -> bool {
+    !matches!(status, Status::Ok | Status::Unsupported)
 }
 
 /// The description of workload `name` from its records and its family.

@@ -5,11 +5,13 @@
 //! implementation reached at the same size in the same run: 1.00 is the best, 2.00 twice
 //! as slow. A ranking orders the implementations by the geometric mean of their ratios
 //! over the sizes they verified, so that no one size (or workload) dominates by its
-//! absolute times.
+//! absolute times. A cell without figures is left out of the mean; an unsupported one
+//! (beyond the implementation's declared range) is counted apart, never as a failure.
 
 use crate::figures::{geometric_mean, ns_per_op, thousands};
 use crate::model::{Model, Workload};
 use crate::runs::Run;
+use timerbench_results::Status;
 
 /// The ranking of the implementations over some cells of one run.
 pub struct Ranking {
@@ -29,6 +31,9 @@ pub struct RankEntry {
     pub worst: Option<(f64, String)>,
     /// The cells it verified (of [`Ranking::cells`]).
     pub covered: usize,
+    /// Of the others, those beyond its declared range (unsupported, not run): left out
+    /// like any cell it has no figure for, but said apart, since they are no failure.
+    pub unsupported: usize,
 }
 
 impl Model {
@@ -53,11 +58,12 @@ impl Model {
             .map(|implementation| {
                 let mut ratios = Vec::new();
                 let mut worst: Option<(f64, String)> = None;
+                let mut unsupported = 0;
                 for &(workload, timers) in &sizes {
-                    let Some(ratio) = run
-                        .cell(&workload.name, timers, &implementation.name)
-                        .and_then(|record| run.ratio_to_best(record))
-                    else {
+                    let record = run.cell(&workload.name, timers, &implementation.name);
+                    unsupported +=
+                        usize::from(record.is_some_and(|r| r.status == Status::Unsupported));
+                    let Some(ratio) = record.and_then(|record| run.ratio_to_best(record)) else {
                         continue;
                     };
                     ratios.push(ratio);
@@ -71,6 +77,7 @@ impl Model {
                     geomean: geometric_mean(&ratios),
                     worst,
                     covered: ratios.len(),
+                    unsupported,
                 }
             })
             .collect();

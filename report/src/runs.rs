@@ -63,9 +63,18 @@ pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
     let results = folder.join(RESULTS_FILE);
     for RecordLine { line, record } in &files.records {
         for (kind, latency) in &record.latency {
-            decode_histogram(latency).with_context(|| {
+            decode_histogram(&latency.histogram_v2).with_context(|| {
                 format!(
                     "{}:{line}: {}: the `{kind}` latency histogram",
+                    results.display(),
+                    describe(&record.key)
+                )
+            })?;
+        }
+        if let Some(lateness) = &record.lateness {
+            decode_histogram(&lateness.histogram_v2).with_context(|| {
+                format!(
+                    "{}:{line}: {}: the lateness histogram",
                     results.display(),
                     describe(&record.key)
                 )

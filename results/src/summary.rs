@@ -17,7 +17,7 @@ pub struct SummaryRow {
     pub timers: u64,
     /// The implementation.
     pub implementation: String,
-    /// `ok`, `unverified`, `failed` or `timeout`.
+    /// `ok`, `unverified`, `failed`, `timeout` or `unsupported`.
     pub status: String,
     /// Median nanoseconds per operation.
     pub ns_per_op_median: Option<f64>,
@@ -33,12 +33,25 @@ pub struct SummaryRow {
     pub peak_rss_bytes: Option<u64>,
     /// Why, when not `ok`.
     pub reason: String,
+    /// The implementation's registry name without parameters (after the first columns,
+    /// like every column since schema 2, so that a reader of the older file finds its
+    /// columns where they were).
+    pub implementation_base: String,
+    /// Every parameter, defaults included, as `key=value` joined by `;`; empty when none.
+    pub parameters: String,
+    /// `exact` or `approximate`; empty when the record does not say (schema 1).
+    pub precision: String,
+    /// 99th percentile of lateness, ticks, for an approximate cell that verified.
+    pub lateness_p99_ticks: Option<u64>,
+    /// The largest lateness, ticks, for the same.
+    pub lateness_max_ticks: Option<u64>,
 }
 
 impl SummaryRow {
     /// The row of one record.
     pub fn of(record: &CellRecord) -> SummaryRow {
         let clock = record.clock_latency();
+        let lateness = record.lateness.as_ref();
         SummaryRow {
             workload: record.key.workload.clone(),
             timers: record.key.timers,
@@ -51,6 +64,20 @@ impl SummaryRow {
             bytes_per_pending_timer: record.memory.as_ref().map(|m| m.bytes_per_pending_timer),
             peak_rss_bytes: record.memory.as_ref().map(|m| m.peak_rss_bytes),
             reason: record.reason.clone().unwrap_or_default(),
+            implementation_base: record.base_implementation().to_string(),
+            parameters: record
+                .implementation_parameters
+                .iter()
+                .map(|(key, value)| format!("{key}={value}"))
+                .collect::<Vec<_>>()
+                .join(";"),
+            precision: match &record.precision {
+                None => String::new(),
+                Some(_) if record.is_approximate() => "approximate".to_string(),
+                Some(_) => "exact".to_string(),
+            },
+            lateness_p99_ticks: lateness.and_then(|l| l.percentiles.get("p99").copied()),
+            lateness_max_ticks: lateness.and_then(|l| l.percentiles.get("max").copied()),
         }
     }
 }

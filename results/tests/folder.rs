@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_results::{
-    Appender, CellIdentity, CellKey, CellRecord, Environment, Latency, Memory, SCHEMA_VERSION,
-    Status, Throughput, latest_by_cell, newest_run, read_environment, read_records,
+    Appender, CellIdentity, CellKey, CellRecord, Environment, Latency, Lateness, Memory,
+    SCHEMA_VERSION, Status, Throughput, latest_by_cell, newest_run, read_environment, read_records,
     recorded_so_far, spread, write_environment, write_summary,
 };
 
@@ -33,11 +33,14 @@ fn record(workload: &str, timers: u64, implementation: &str, status: Status) -> 
     let reason = (status != Status::Ok).then(|| "it, panicked \"here\"".to_string());
     let mut record = CellRecord::for_spec(identity, status, reason);
     if status == Status::Ok {
-        record.throughput = Some(Throughput {
-            repeats: 3,
-            ns_per_op: spread(vec![10.0, 12.0, 11.0]),
-            ns_per_fired: None,
+        // From JSON, as a results file is read: figures the schema adds later, each with
+        // a default, need nothing here.
+        let throughput = serde_json::json!({
+            "repeats": 3,
+            "ns_per_op": spread(vec![10.0, 12.0, 11.0]),
+            "ns_per_fired": null,
         });
+        record.throughput = Some(serde_json::from_value::<Throughput>(throughput).unwrap());
         let latency = |p99: u64| Latency {
             count: 10,
             mean_ns: 5.0,
@@ -126,10 +129,34 @@ fn the_latest_record_of_a_cell_counts() {
 #[test]
 fn the_summary_has_one_row_per_cell_in_cell_order() {
     let dir = tempfile::tempdir().unwrap();
+    // An approximate variant with its parameters and lateness.
+    let mut variant = record("hold", 2_000, "linux-wheel:levels=8", Status::Ok);
+    variant.implementation_base = "linux-wheel".to_string();
+    variant.implementation_parameters =
+        [("levels".to_string(), 8), ("shift".to_string(), 3)].into();
+    variant.precision = Some("approximate: late by at most 8/63 of the delay".to_string());
+    variant.lateness = Some(Lateness {
+        firings: 100,
+        late: 90,
+        early: 0,
+        most_early_ticks: 0,
+        stopped_late: 0,
+        pending_late: 0,
+        largest_fraction_of_delay: 0.125,
+        percentiles: [("p99".to_string(), 63), ("max".to_string(), 64)].into(),
+        histogram_v2: String::new(),
+    });
+    // A record of schema 1: no base, parameters or precision.
+    let mut old = record("hold", 1_000, "btree", Status::Timeout);
+    old.schema = 1;
+    old.implementation_base = String::new();
+    old.precision = None;
     let records = [
         record("hold", 2_000, "btree", Status::Ok),
         record("hold", 1_000, "btree", Status::Failed),
-        record("hold", 1_000, "btree", Status::Timeout),
+        old,
+        variant,
+        record("hold", 1_000, "binary-heap", Status::Unsupported),
     ];
     write_summary(dir.path(), &records).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
@@ -138,10 +165,16 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         lines,
         [
             "workload,timers,implementation,status,ns_per_op_median,ns_per_op_mad,\
-             advance_p99_ns,advance_max_ns,bytes_per_pending_timer,peak_rss_bytes,reason",
-            "hold,1000,btree,timeout,,,,,,,\"it, panicked \"\"here\"\"\"",
+             advance_p99_ns,advance_max_ns,bytes_per_pending_timer,peak_rss_bytes,reason,\
+             implementation_base,parameters,precision,lateness_p99_ticks,lateness_max_ticks",
+            "hold,1000,binary-heap,unsupported,,,,,,,\"it, panicked \"\"here\"\"\",\
+             binary-heap,,exact,,",
+            // The base derived from the label when the record has none.
+            "hold,1000,btree,timeout,,,,,,,\"it, panicked \"\"here\"\"\",btree,,,,",
             // `next` is the clock-moving kind when there is no `advance`.
-            "hold,2000,btree,ok,11.0,1.0,70,700,32.0,4194304,",
+            "hold,2000,btree,ok,11.0,1.0,70,700,32.0,4194304,,btree,,exact,,",
+            "hold,2000,linux-wheel:levels=8,ok,11.0,1.0,70,700,32.0,4194304,,\
+             linux-wheel,levels=8;shift=3,approximate,63,64",
         ]
     );
 }

@@ -42,9 +42,20 @@ pub(super) fn workload_charts(
 
 /// Adds a chart, or a note when it has nothing to draw.
 fn figure(chart: Chart, caption: &str, drawn: &mut Vec<Chart>) -> anyhow::Result<Markup> {
+    figure_or(chart, caption, "no verified cell to draw", drawn)
+}
+
+/// Adds a chart (pushed to `drawn`, for `--png`), or, when it has nothing to draw, its
+/// title with `empty` (why there is nothing).
+pub(super) fn figure_or(
+    chart: Chart,
+    caption: &str,
+    empty: &str,
+    drawn: &mut Vec<Chart>,
+) -> anyhow::Result<Markup> {
     if !chart.has_data() {
         return Ok(html! {
-            figure.empty { p.note { (chart.title) ": no verified cell to draw." } }
+            figure.empty { p.note { (chart.title) ": " (empty) "." } }
         });
     }
     let svg = chart.svg()?;
@@ -60,7 +71,7 @@ fn figure(chart: Chart, caption: &str, drawn: &mut Vec<Chart>) -> anyhow::Result
 }
 
 /// The grid class of a row of charts, one per run.
-fn grid(runs: usize) -> &'static str {
+pub(super) fn grid(runs: usize) -> &'static str {
     if runs <= 2 { "charts" } else { "charts runs-3" }
 }
 
@@ -225,6 +236,7 @@ impl Charts<'_, '_> {
                     series,
                     markers: true,
                     small: false,
+                    labelled: false,
                 };
                 figures.push(figure(chart, &self.missing(run, None), drawn)?);
             }
@@ -298,6 +310,7 @@ impl Charts<'_, '_> {
                     series,
                     markers: false,
                     small: false,
+                    labelled: false,
                 };
                 figures.push(figure(chart, &self.missing(run, Some(timers)), drawn)?);
             }
@@ -370,6 +383,7 @@ impl Charts<'_, '_> {
                     series: vec![run_series[index].clone()],
                     markers: false,
                     small: true,
+                    labelled: false,
                 };
                 figures.push(figure(chart, "", drawn)?);
             }

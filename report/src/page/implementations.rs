@@ -1,8 +1,10 @@
-//! The implementations: each with its colour, what it is, and how many of its cells
-//! verified in each run.
+//! The implementations: each variant label with its colour, its parameters, its precision
+//! (exact, or approximate with its declared bound), what its base is, and how many of its
+//! cells verified in each run.
 
 use super::Context;
 use super::format;
+use crate::implementations::Implementation;
 use maud::{Markup, html};
 use timerbench_results::Status;
 
@@ -12,12 +14,21 @@ pub(super) fn section(context: &Context) -> Markup {
         p {
             "Each implementation keeps its colour in every chart. Peers (outside crates behind \
              an adapter) are drawn with dashed lines and hollow markers and marked "
-            span.badge.peer { "peer" } " in the tables."
+            span.badge.peer { "peer" } " in the tables. A name with parameters ("
+            code { "hashed-wheel:slots=65536" } ") is a " em { "variant" } " of the registry's \
+             implementation: a line of its own in every table and chart, drawn in a shade of \
+             its base's colour. " em { "Exact" } " implementations fire every timer at its \
+             deadline tick, checked against the reference model's whole expiry log; "
+            span.badge.approximate { "approximate" } " ones may fire within the bound they \
+             declare, and how late they fired is in "
+            a href="#lateness" { "Lateness" } "."
         }
         div.scroll {
             table {
                 tr {
                     th { "Implementation" }
+                    th { "Parameters" }
+                    th { "Precision" }
                     th { "What it is" }
                     @for run in &model.runs {
                         th.num {
@@ -29,22 +40,38 @@ pub(super) fn section(context: &Context) -> Markup {
                 @for implementation in &model.implementations {
                     tr {
                         td { (format::implementation(model, &implementation.name)) }
+                        td { (parameters(implementation)) }
+                        td { (precision(implementation)) }
                         td {
                             @match (&implementation.summary, implementation.peer) {
                                 (Some(summary), _) => (summary),
                                 (None, true) => "an outside crate behind an adapter",
                                 (None, false) => "not in this build's registry",
                             }
+                            @if implementation.name != implementation.base {
+                                " " span.note {
+                                    "(a variant of " code { (implementation.base) } ")"
+                                }
+                            }
                         }
                         @for run in &model.runs {
-                            @let cells = run
+                            @let (ok, unsupported, all) = run
                                 .records
                                 .values()
-                                .filter(|r| r.key.implementation == implementation.name);
-                            @let (ok, all) = cells.fold((0, 0), |(ok, all), r| {
-                                (ok + usize::from(r.status == Status::Ok), all + 1)
-                            });
-                            td.num { (ok) " of " (all) }
+                                .filter(|r| r.key.implementation == implementation.name)
+                                .fold((0, 0, 0), |(ok, unsupported, all), r| {
+                                    (
+                                        ok + usize::from(r.status == Status::Ok),
+                                        unsupported + usize::from(r.status == Status::Unsupported),
+                                        all + 1,
+                                    )
+                                });
+                            td.num {
+                                (ok) " of " (all)
+                                @if unsupported > 0 {
+                                    " " span.note { "(" (unsupported) " unsupported)" }
+                                }
+                            }
                         }
                     }
                 }
@@ -52,4 +79,37 @@ pub(super) fn section(context: &Context) -> Markup {
         }
     };
     super::section("implementations", body)
+}
+
+/// Every parameter as `key=value`, the defaults marked and each one's meaning as its
+/// tooltip, when the catalog knows the base.
+fn parameters(implementation: &Implementation) -> Markup {
+    html! {
+        @if implementation.parameters.is_empty() {
+            span.note { "none" }
+        }
+        @for (index, (name, value)) in implementation.parameters.iter().enumerate() {
+            @let info = implementation.parameter_info.iter().find(|p| p.name == *name);
+            @if index > 0 { ", " }
+            code title=[info.map(|p| p.help.as_str())] { (name) "=" (value) }
+            @if info.is_some_and(|p| p.default == value.to_string()) {
+                " " span.note { "(default)" }
+            }
+        }
+    }
+}
+
+/// `exact`, or the approximate badge and the declared bound in words.
+fn precision(implementation: &Implementation) -> Markup {
+    html! {
+        @match (implementation.bound(), implementation.precision.as_deref()) {
+            (Some(bound), _) => {
+                span.badge.approximate { "approximate" } " " (bound)
+            }
+            (None, Some(precision)) => (precision),
+            (None, None) => {
+                "exact " span.note { "(not recorded: schema-1 records were all exact)" }
+            }
+        }
+    }
 }

@@ -42,8 +42,8 @@ pub struct Rendered {
     pub charts: Vec<Chart>,
 }
 
-/// What every section reads: the model, and the anchor of each cell that did not verify
-/// (the tables link to its row in the list of failures).
+/// What every section reads: the model, and the anchor of each cell without figures (the
+/// tables link to its row in the list of cells that did not verify or were unsupported).
 struct Context<'m> {
     model: &'m Model,
     /// By (run label, cell).
@@ -53,7 +53,7 @@ struct Context<'m> {
 impl<'m> Context<'m> {
     fn new(model: &'m Model) -> Self {
         let failure_ids = model
-            .failures()
+            .without_figures()
             .into_iter()
             .enumerate()
             .map(|(index, (run, record))| {
@@ -64,7 +64,7 @@ impl<'m> Context<'m> {
         Context { model, failure_ids }
     }
 
-    /// The anchor of a cell of run `label` that did not verify.
+    /// The anchor of a cell of run `label` that has no figures.
     fn failure_id(&self, label: &str, record: &CellRecord) -> Option<&str> {
         self.failure_ids
             .get(&(label.to_string(), record.key.clone()))
@@ -77,6 +77,7 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
     let context = Context::new(model);
     let mut drawn = Vec::new();
     let workloads = workloads::section(&context, &mut drawn)?;
+    let lateness = lateness::section(&context, &mut drawn)?;
     let html = html! {
         (DOCTYPE)
         html lang="en" {
@@ -95,7 +96,7 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
                     (implementations::section(&context))
                     (workloads)
                     (not_verified::section(&context))
-                    (lateness::section(&context))
+                    (lateness)
                     @if model.several() {
                         (comparison::section(&context))
                     }

@@ -4,7 +4,7 @@
 
 use super::Context;
 use super::format::{self, ratio, ratio_class};
-use crate::model::Workload;
+use crate::model::{Workload, counts_against};
 use crate::ranking::{RankEntry, Ranking};
 use maud::{Markup, html};
 
@@ -29,7 +29,14 @@ pub(super) fn section(context: &Context) -> Markup {
             em { "operation family" } " (a workload family: its workloads exercise the same \
              mix of operations) is the geometric mean of its ratios over the cells of the \
              family's workloads (each workload at each size) it verified; " em { "cells" }
-            " counts them, out of the cells any implementation verified."
+            " counts them, out of the cells any implementation verified (a cell beyond an \
+             implementation's declared range is unsupported: not run, said apart, and no \
+             failure)."
+            @if model.any_approximate() {
+                " An approximate implementation (one that may fire late within a declared \
+                 bound) is ranked by speed like the others; what its slack buys is weighed in "
+                a href="#lateness" { "Lateness" } "."
+            }
         }
         p.note {
             strong { "What the geometric mean hides." } " It weighs every size alike, so a \
@@ -54,7 +61,12 @@ pub(super) fn section(context: &Context) -> Markup {
 /// The fastest overall and per family, and how many cells did not verify.
 fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]) -> Markup {
     let model = context.model;
-    let not_verified = model.failures().len();
+    let without_figures = model.without_figures();
+    let not_verified = without_figures
+        .iter()
+        .filter(|(_, r)| counts_against(r.status))
+        .count();
+    let unsupported = without_figures.len() - not_verified;
     let winners: Vec<Markup> = rankings
         .iter()
         .filter_map(|(family, ranking)| {
@@ -94,6 +106,11 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
             @if not_verified > 0 {
                 " " (not_verified) " cell" @if not_verified != 1 { "s" } " did not verify; "
                 a href="#not-verified" { "each is listed with its reason" } "."
+            }
+            @if unsupported > 0 {
+                " " (unsupported) " unsupported (beyond the implementation's declared range, \
+                 not run, not counted as failures): "
+                a href="#not-verified" { "listed apart" } "."
             }
         }
     }
@@ -195,7 +212,14 @@ fn ranking_table(
                     @if wide {
                         td { @if let Some((_, at)) = &entry.worst { (at) } }
                     }
-                    td.num { (entry.covered) " of " (ranking.cells) }
+                    td.num {
+                        (entry.covered) " of " (ranking.cells)
+                        @if entry.unsupported > 0 {
+                            " " span.note title="beyond its declared range: not run" {
+                                "(" (entry.unsupported) " unsupported)"
+                            }
+                        }
+                    }
                     @for run in others {
                         @if wide {
                             @let own = model.ranking(run, &include);

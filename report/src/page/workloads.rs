@@ -9,7 +9,7 @@ use super::format::{
 use super::{Context, charts};
 use crate::charts::{Chart, nanoseconds_label};
 use crate::figures::{bytes_per_timer, latency, ns_per_op, thousands};
-use crate::model::Workload;
+use crate::model::{Workload, counts_against};
 use crate::runs::Run;
 use anyhow::Context as _;
 use maud::{Markup, html};
@@ -199,8 +199,14 @@ fn run_columns(
     };
     let (Some(median), Some(throughput)) = (ns_per_op(record), record.throughput.as_ref()) else {
         let reason = record.reason.as_deref().unwrap_or("no figures recorded");
+        // Beyond the implementation's declared range is no failure: not drawn as one.
+        let class = if counts_against(record.status) {
+            "bad"
+        } else {
+            "na"
+        };
         return html! {
-            td.bad.sep colspan=(COLUMNS_PER_RUN) {
+            td.sep.(class) colspan=(COLUMNS_PER_RUN) {
                 (status_badge(record.status)) " " (short_reason(reason, 90))
                 @if let Some(id) = context.failure_id(&run.label, record) {
                     " " a href=(format!("#{id}")) { "(reason)" }

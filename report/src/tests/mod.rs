@@ -1,12 +1,14 @@
 //! The report built from records made here: two runs of three workloads at three sizes,
 //! three of the project's implementations and a peer, with failed, timed-out and
 //! unverified cells, described by a catalog made here too. This module makes them; the
-//! tests are in [`page`] (what the page shows) and [`errors`] (what it refuses).
+//! tests are in [`page`] (what the page shows), [`lateness`] (approximate
+//! implementations, variants and unsupported cells) and [`errors`] (what it refuses).
 //!
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
 mod errors;
+mod lateness;
 mod page;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
@@ -138,11 +140,7 @@ pub(super) fn record(
         fired: timers,
         reference_digest: "0123".to_string(),
         digest: verified.then(|| "0123".to_string()),
-        throughput: verified.then(|| Throughput {
-            repeats: 3,
-            ns_per_op: spread(vec![ns, ns * 1.02, ns * 0.99]),
-            ns_per_fired: None,
-        }),
+        throughput: verified.then(|| throughput(ns)),
         latency: if verified {
             kinds
                 .iter()
@@ -176,6 +174,17 @@ pub(super) fn record(
         }),
         elapsed_seconds: 1.5,
     }
+}
+
+/// Three timed repeats around `ns` per operation. Read from JSON as a results file is, so
+/// that figures the schema adds later (each with a default) need nothing here.
+pub(super) fn throughput(ns: f64) -> Throughput {
+    let json = serde_json::json!({
+        "repeats": 3,
+        "ns_per_op": spread(vec![ns, ns * 1.02, ns * 0.99]),
+        "ns_per_fired": null,
+    });
+    serde_json::from_value(json).expect("a throughput record")
 }
 
 fn environment(host: &str, revision: &str) -> Environment {
@@ -250,6 +259,7 @@ pub(super) fn catalog() -> Catalog {
     let described = |name: &str, summary: &str| Described {
         name: name.to_string(),
         summary: summary.to_string(),
+        parameters: Vec::new(),
     };
     let family = |name: &str, models: &str| FamilyInfo {
         name: name.to_string(),
