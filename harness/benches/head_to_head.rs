@@ -16,15 +16,15 @@
 //! | `burst/100k` | `burst --timers 100000` | the one `a` that fires all 100k | timers fired |
 //! | `sparse/{tick,jump}` | `sparse --timers 100 --param drive=tick\|next` | 100 timers ~10,000 ticks apart, reached tick by tick or by `n` | operations (each one-tick call counts) |
 //!
-//! Operations are the workload's lines (`s`, `x`, `r`, `a`, `n`), except that a `t K` is K
-//! one-tick calls. The fill (the workload's leading starts of the resident timers) is
-//! replayed before the clock starts, on a fresh `Q::with_capacity(peak)` per iteration, and
-//! the queue is dropped after it stops: the time covers exactly the `drive` of the timed
-//! part with the `Quiet` observer. That is the timed replay `timerbench run` measures, the
-//! same code (`timerbench::cell::passes::timed`), but counted differently: a cell times
-//! the fill too and counts a `t K` as one operation (`Operations::Lines` over the whole
-//! workload), the bench `Operations::Units` after the fill, so the figures of the two are
-//! not to be compared as they stand.
+//! Operations are the workload's units: its lines (`s`, `x`, `r`, `a`, `n`), except that a
+//! `t K` is K one-tick calls. The fill (the workload's leading starts,
+//! `Program::fill_steps`) is replayed before the clock starts, on a fresh queue built with
+//! the verified peak per iteration, and the queue is dropped after it stops: the time
+//! covers exactly the `drive` of the timed part with the `Quiet` observer. That is the
+//! timed replay `timerbench run` measures, the same code and the same split
+//! (`timerbench::cell::passes::timed`): a bench figure is a record's
+//! `ns_per_unit_after_fill` (`results/FORMAT.md`, *Per operation*), and the two can be set
+//! side by side.
 //!
 //! `TIMERBENCH_IMPLS` chooses the variants instead, separated by spaces, each a name or
 //! `NAME:key=value,...` as `--impl` takes them:
@@ -56,8 +56,6 @@ struct Case {
     params: Vec<(String, String)>,
     /// `--ops`: the family's default (N) when `None`.
     ops: Option<u64>,
-    /// Leading steps replayed before the clock starts (the fill).
-    setup_steps: usize,
     /// Elements of throughput, when not the timed operations.
     elements: Option<u64>,
     /// Samples and times: big workloads take few samples of one iteration each.
@@ -85,7 +83,6 @@ impl Case {
             // At 1M the fill is the size; 100k operations over it are enough to time, and keep
             // a full `cargo bench` within about 20 minutes on two cores.
             ops: (timers >= 1_000_000).then_some(timers / 10),
-            setup_steps: timers as usize,
             elements: None,
             samples,
             warm_up: Duration::from_millis(warm_up),
@@ -129,7 +126,6 @@ fn cases() -> Vec<Case> {
     cases.push(burst);
     for (name, drive) in [("tick", "tick"), ("jump", "next")] {
         let mut sparse = Case::new(format!("sparse/{name}"), "sparse", 100, &[("drive", drive)]);
-        sparse.setup_steps = 1;
         sparse.samples = 10;
         sparse.flat = true;
         cases.push(sparse);
@@ -155,7 +151,7 @@ fn prepare(case: &Case) -> Prepared {
     let workload = generate(case.family, &spec).unwrap_or_else(|e| panic!("{}: {e}", case.id));
     let whole = timerbench_workloads::compile(&workload, Path::new(&case.id))
         .unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    let workload = TimedWorkload::after_fill(&whole, case.setup_steps)
+    let workload = TimedWorkload::after_fill(&whole, whole.fill_steps())
         .unwrap_or_else(|e| panic!("{}: {e}", case.id));
     Prepared {
         elements: case

@@ -7,20 +7,20 @@
 //!   may move the block).
 //!
 //! The counters are relaxed atomics: two or three uncontended atomic operations per
-//! allocation and one per free. That cost is paid in every pass of a cell, timed ones
-//! included, since a global allocator cannot be switched off. It adds nothing to a timed
-//! loop that does not allocate, and most do not once the queue is built with its capacity:
-//! the throughput pass counts the allocations made inside `drive` (`timerbench cell
-//! --diagnostics` shows them). On `hold` at 100k timers: none for the two heaps and the
-//! hashed and hierarchical wheels, 2 per replay for the skip list and 6 for the Kafka
-//! wheel (growing scratch and overflow wheels), and 0.13 per operation for the B-tree,
-//! which allocates its nodes as it grows; those pay the counters' few nanoseconds per
-//! allocation on top of the allocator's own cost.
+//! allocation and one per free, a cost that structures allocating per timer (the B-tree,
+//! the DelayQueue and hierarchical_hash_wheel_timer peers) would pay in a timed loop on top
+//! of the allocator's own. So counting is switched off ([`stop_counting`]) once the
+//! memory pass is done, for the rest of the cell's thread: the timed passes then pay a
+//! thread-local load and a branch per allocation, as close to the system allocator as a
+//! global allocator can be (it cannot be swapped at run time). The switch goes one way
+//! only, so that a block allocated uncounted is never subtracted from the live bytes when
+//! freed.
 //!
 //! Sizes are the `Layout` sizes asked for, not what the system allocator rounds them up to:
 //! the bytes a structure asks for, comparable across implementations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The system allocator with counters. The `timerbench` binary installs it as its global
@@ -30,6 +30,27 @@ pub struct Counting;
 static LIVE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// Whether this thread's allocations are counted. Per thread, so that a test binary
+    /// whose cells run beside other tests stops counting only the cell's own thread. A
+    /// `const` initialiser without a destructor: readable from the allocator at any time,
+    /// thread teardown included, without allocating.
+    static COUNTING: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Stops counting this thread's allocations for the rest of its life: the counters keep
+/// their values, and every later allocation and free of this thread goes straight to the
+/// system allocator.
+pub fn stop_counting() {
+    COUNTING.with(|counting| counting.set(false));
+}
+
+/// Whether this thread's allocations are still counted.
+#[inline]
+pub fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(true)
+}
 
 /// Bytes allocated and not yet freed.
 pub fn live_bytes() -> u64 {
@@ -73,7 +94,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller guarantees `layout` has a non-zero size, as `System` requires.
         let block = unsafe { System.alloc(layout) };
-        if !block.is_null() {
+        if !block.is_null() && counting() {
             ALLOCATIONS.fetch_add(1, Relaxed);
             grew(layout.size());
         }
@@ -84,7 +105,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         let block = unsafe { System.alloc_zeroed(layout) };
-        if !block.is_null() {
+        if !block.is_null() && counting() {
             ALLOCATIONS.fetch_add(1, Relaxed);
             grew(layout.size());
         }
@@ -96,7 +117,9 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller guarantees `ptr` came from this allocator (hence from `System`)
         // with this `layout`, and is not used again.
         unsafe { System.dealloc(ptr, layout) };
-        shrank(layout.size());
+        if counting() {
+            shrank(layout.size());
+        }
     }
 
     #[inline]
@@ -105,7 +128,7 @@ unsafe impl GlobalAlloc for Counting {
         // with `layout`, and that `new_size` is non-zero and does not overflow when rounded
         // up to the alignment.
         let block = unsafe { System.realloc(ptr, layout, new_size) };
-        if !block.is_null() {
+        if !block.is_null() && counting() {
             ALLOCATIONS.fetch_add(1, Relaxed);
             let old_size = layout.size();
             if new_size >= old_size {
@@ -132,6 +155,7 @@ mod tests {
     fn live_peak_and_count_follow_a_vec() {
         const SIZE: u64 = 64 << 20;
         const SLACK: u64 = 1 << 20;
+        assert!(counting(), "a thread counts until it says otherwise");
         let live_before = live_bytes();
         let count_before = allocations();
         reset_peak();
@@ -160,5 +184,24 @@ mod tests {
         assert!(live_grown.abs_diff(before_grow.0 + SIZE - (1 << 20)) < SLACK);
         grown.shrink_to(0);
         assert!(live_bytes().abs_diff(before_grow.0 - (1 << 20)) < SLACK);
+    }
+
+    /// Once a thread stops counting, its allocations change no counter (other threads'
+    /// may, hence the slack), and it never counts again.
+    #[test]
+    fn a_thread_that_stopped_counting_is_not_counted() {
+        const SIZE: u64 = 64 << 20;
+        std::thread::spawn(|| {
+            stop_counting();
+            assert!(!counting());
+            let live_before = live_bytes();
+            let block: Vec<u8> = Vec::with_capacity(SIZE as usize);
+            assert!(live_bytes() < live_before + SIZE / 2, "not counted");
+            drop(std::hint::black_box(block));
+            assert!(!counting());
+        })
+        .join()
+        .unwrap();
+        assert!(counting(), "only that thread stopped");
     }
 }

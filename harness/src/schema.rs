@@ -34,8 +34,10 @@ pub struct CellSpec {
     /// The implementation's declared precision (`exact`, or `approximate: ...`), as the
     /// parent read it when it checked the implementation's range.
     pub precision: String,
-    /// Timed repeats.
+    /// Timed samples.
     pub repeat: u32,
+    /// The least time a sample runs, nanoseconds: it repeats the replay until then.
+    pub min_sample_ns: u64,
     /// For the harness's own tests: panic in the middle of the measurement.
     #[serde(default)]
     pub inject_panic: bool,

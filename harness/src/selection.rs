@@ -19,6 +19,19 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// The chosen variants: those named, else the suite's (`suite`, when it names any;
+    /// plus the peers with --peers), else the registry's in order with their defaults.
+    pub fn variants_or(&self, suite: Vec<Variant>) -> Vec<Variant> {
+        if self.implementations.is_empty() && !suite.is_empty() {
+            let peers = if self.peers { PEERS } else { &[] };
+            return suite
+                .into_iter()
+                .chain(peers.iter().map(Variant::of))
+                .collect();
+        }
+        self.variants()
+    }
+
     /// The chosen variants, in registry order (with their defaults) when none were named.
     pub fn variants(&self) -> Vec<Variant> {
         if self.implementations.is_empty() {
@@ -31,11 +44,6 @@ impl Selection {
         } else {
             self.implementations.clone()
         }
-    }
-
-    /// Whether any `--impl` was given.
-    pub fn named(&self) -> bool {
-        !self.implementations.is_empty()
     }
 }
 

@@ -99,6 +99,113 @@ fn a_missing_file_and_a_bad_flag_are_clear_errors() {
 }
 
 #[test]
+fn a_bad_implementation_parameter_is_one_clear_error() {
+    let tick = examples().join("tick.tw");
+    let tick = tick.to_str().unwrap();
+    for (flag, needle) in [
+        (
+            "hashed-wheel:slot=64",
+            "unknown parameter `slot` (parameters: slots)",
+        ),
+        (
+            "hashed-wheel:slots=1000",
+            "slots must be a power of two from 2 to 2^24",
+        ),
+        ("linux-wheel:levels=x", "the value must be a whole number"),
+        ("btree:slots=64", "takes none"),
+    ] {
+        let output = timerbench(&["replay", tick, "--impl", flag]);
+        assert_fails_with(&output, "--impl");
+        assert_fails_with(&output, needle);
+    }
+}
+
+#[test]
+fn a_variant_replays_under_its_own_name() {
+    let tick = examples().join("tick.tw");
+    let output = timerbench(&[
+        "replay",
+        tick.to_str().unwrap(),
+        "--impl",
+        "hashed-wheel:slots=2",
+        "--impl",
+        "kafka-wheel:slots=3",
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    for label in ["hashed-wheel:slots=2 ", "kafka-wheel:slots=3 "] {
+        let row = stdout.lines().find(|l| l.trim_start().starts_with(label));
+        assert!(
+            row.is_some_and(|r| r.trim_end().ends_with(" ok")),
+            "{stdout}"
+        );
+    }
+}
+
+/// The case: a 2^49-tick delay through tokio-delay-queue panicked inside the
+/// adapter. Its declared range refuses it before it runs: one message naming the line and
+/// the limit, no panic, a non-zero exit; the other implementations still replay it.
+#[test]
+fn a_workload_beyond_a_declared_range_is_refused_before_it_runs() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("far.tw");
+    std::fs::write(
+        &path,
+        "timer-workload v1\ns 1 5\na 3\ns 2 562949953421312\nn\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let output = timerbench(&[
+        "replay",
+        file,
+        "--impl",
+        "tokio-delay-queue",
+        "--impl",
+        "btree",
+    ]);
+    assert_fails_with(
+        &output,
+        &format!(
+            "{file}: tokio-delay-queue: not run: line 4 asks for a delay of 562949953421312 ticks, beyond the limit of"
+        ),
+    );
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("btree") && l.trim_end().ends_with(" ok")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("UNSUPPORTED"), "{stdout}");
+    assert_eq!(
+        text(&output.stderr).lines().count(),
+        2,
+        "the refusal and the count"
+    );
+}
+
+#[test]
+fn the_approximate_wheel_prints_its_lateness() {
+    let tick = examples().join("tick.tw");
+    let output = timerbench(&["replay", tick.to_str().unwrap(), "--impl", "linux-wheel"]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("lateness, linux-wheel: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    for part in [
+        "firings late: p50 ",
+        ", p99 ",
+        ", max ",
+        " of its delay",
+        "pending late at the end",
+    ] {
+        assert!(line.contains(part), "{line}");
+    }
+}
+
+#[test]
 fn the_expiry_log_is_written_only_for_a_verified_replay() {
     let folder = tempfile::tempdir().unwrap();
     let log = folder.path().join("expiries.log");

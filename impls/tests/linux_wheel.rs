@@ -55,14 +55,24 @@ impl Pair {
         let now = self.model.now();
         let value = self.timers.len() as u64;
         let clamped_before = self.wheel.clamped();
+        let window = self.wheel.window(deadline);
         let wheel = start_in_wheel(&mut self.wheel, value);
         let model = self.model.start(deadline, value);
         let delay = deadline.saturating_sub(now);
+        // The window the harness verifies with is the one this test checks.
+        let clamped = self.wheel.clamped() > clamped_before;
+        assert_eq!(
+            window.early, clamped,
+            "declared early firing for delay {delay}"
+        );
+        if !clamped {
+            assert_eq!(window.late, lateness_bound(self.levels, delay));
+        }
         self.timers.push(Timer {
             deadline,
             delay,
             latest: deadline.max(now) + lateness_bound(self.levels, delay),
-            clamped: self.wheel.clamped() > clamped_before,
+            clamped,
             wheel,
             model,
             fired_in_model: None,

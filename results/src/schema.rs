@@ -76,12 +76,31 @@ pub struct Spread {
 /// Throughput: the whole replay timed, without a per-operation clock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
-    /// Timed repeats (the warm-up replay, which also verifies, is not among them).
+    /// Timed samples (the warm-up replay, which also verifies, is not among them).
     pub repeats: u32,
-    /// Nanoseconds per operation line.
+    /// Nanoseconds per operation line, the fill included.
     pub ns_per_op: Spread,
     /// Nanoseconds per fired timer (the same replays divided by the firings), when any fired.
     pub ns_per_fired: Option<Spread>,
+    /// Nanoseconds per unit (a `t N` is N units), the fill included (schema 2).
+    #[serde(default)]
+    pub ns_per_unit: Option<Spread>,
+    /// Nanoseconds per operation line after the fill (schema 2).
+    #[serde(default)]
+    pub ns_per_op_after_fill: Option<Spread>,
+    /// Nanoseconds per unit after the fill: what `cargo bench` reports (schema 2).
+    #[serde(default)]
+    pub ns_per_unit_after_fill: Option<Spread>,
+    /// Operation lines of the fill, the workload's leading starts (schema 2).
+    #[serde(default)]
+    pub fill_operations: u64,
+    /// Replays in each sample, in the order measured (schema 2; empty in older records,
+    /// whose samples were one replay each).
+    #[serde(default)]
+    pub iterations: Vec<u64>,
+    /// The least time a sample ran, nanoseconds (schema 2; 0 in older records).
+    #[serde(default)]
+    pub min_sample_ns: u64,
 }
 
 /// Latency of one operation kind, from the per-operation pass.

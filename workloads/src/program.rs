@@ -96,6 +96,18 @@ pub struct Firing {
     pub step: u32,
 }
 
+impl Program {
+    /// The fill: how many steps the workload opens with that are starts (`s` lines). What
+    /// the resident timers cost to put in place, which a figure "after the fill" leaves
+    /// out; the same definition for `timerbench run` and `cargo bench`.
+    pub fn fill_steps(&self) -> usize {
+        self.steps
+            .iter()
+            .position(|step| !matches!(step, Step::Start { .. }))
+            .unwrap_or(self.steps.len())
+    }
+}
+
 /// Builds a program one operation at a time, running the model as it goes.
 struct Compiler {
     path: PathBuf,

@@ -99,3 +99,66 @@ pub fn first_beyond(program: &Program, range: &Range) -> Option<Beyond> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::load_from;
+
+    fn program(text: &str) -> Program {
+        load_from(text.as_bytes(), std::path::Path::new("w.tw")).unwrap()
+    }
+
+    const RANGE: Range = Range {
+        max_delay: 100,
+        max_tick: 1_000,
+        why: "a test",
+    };
+
+    #[test]
+    fn the_reach_is_the_largest_delay_deadline_and_clock() {
+        let p = program("timer-workload v1\ns 1 50\nn\ns 2 90\na 5\nr 2 7\n");
+        assert_eq!(
+            p.reach,
+            Reach {
+                max_delay: 90,
+                max_deadline: 140,
+                max_clock: 55
+            }
+        );
+        assert!(p.reach.within(&RANGE));
+        assert_eq!(first_beyond(&p, &RANGE), None);
+    }
+
+    #[test]
+    fn the_first_line_beyond_a_range_is_named() {
+        let delay = program("timer-workload v1\ns 1 5\ns 2 101\ns 3 500\n");
+        assert!(!delay.reach.within(&RANGE));
+        let beyond = first_beyond(&delay, &RANGE).unwrap();
+        assert_eq!(beyond.line, 3);
+        assert_eq!(
+            beyond.what,
+            "a delay of 101 ticks, beyond the limit of 100 ticks: a test"
+        );
+        // The clock of an `n` comes from the model's firings: 950, then a deadline at 1,050.
+        let deadline = program(
+            "timer-workload v1\ns 1 95\nn\ns 2 95\nn\ns 3 95\nn\ns 4 95\nn\ns 5 95\nn\ns 6 95\nn\ns 7 95\nn\ns 8 95\nn\ns 9 95\nn\ns 10 95\nn\ns 11 100\n",
+        );
+        let beyond = first_beyond(&deadline, &RANGE).unwrap();
+        assert_eq!(beyond.line, 22);
+        assert!(
+            beyond.what.starts_with("a deadline at tick 1050"),
+            "{}",
+            beyond.what
+        );
+        let clock = program("timer-workload v1\na 600\nt 401\n");
+        let beyond = first_beyond(&clock, &RANGE).unwrap();
+        assert_eq!(
+            (beyond.line, beyond.what.as_str()),
+            (
+                3,
+                "the clock at tick 1001, beyond the limit of tick 1000: a test"
+            )
+        );
+    }
+}

@@ -23,6 +23,10 @@ pub struct SuiteFile {
     pub seed: u64,
     /// Sizes per level for workloads that do not set their own.
     pub sizes: BTreeMap<String, Vec<u64>>,
+    /// The implementations a run measures when no `--impl` is given, each a variant as
+    /// `--impl` takes it (`hashed-wheel:slots=65536`); empty: every registered one.
+    #[serde(default)]
+    pub implementations: Vec<String>,
     /// The workloads.
     #[serde(rename = "workload")]
     pub workloads: Vec<WorkloadDefinition>,
@@ -69,6 +73,10 @@ impl SuiteFile {
         for level in suite.sizes.keys() {
             check_level(level)?;
         }
+        for implementation in &suite.implementations {
+            timerbench_impls::Variant::parse(implementation)
+                .map_err(|why| format!("implementations: {why}"))?;
+        }
         let mut names = std::collections::BTreeSet::new();
         for workload in &suite.workloads {
             if !names.insert(&workload.name) {
@@ -93,6 +101,14 @@ impl SuiteFile {
             }
         }
         Ok(suite)
+    }
+
+    /// The variants of [`SuiteFile::implementations`], checked by [`SuiteFile::parse`].
+    pub fn variants(&self) -> Vec<timerbench_impls::Variant> {
+        self.implementations
+            .iter()
+            .map(|text| timerbench_impls::Variant::parse(text).expect("checked when parsed"))
+            .collect()
     }
 
     /// The standard suite.

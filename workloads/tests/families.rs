@@ -115,4 +115,27 @@ fn a_suite_with_a_typo_is_refused() {
             .unwrap_err()
             .contains("unknown suite `huge`")
     );
+    let bad_variant = "seed = 1\nimplementations = [\"btree\", \"hashed-wheel:slots=3\"]\n[sizes]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\n";
+    let error = SuiteFile::parse(bad_variant).unwrap_err();
+    assert!(
+        error.starts_with("implementations: `hashed-wheel:slots=3`: slots=3: slots must be"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_suite_may_name_its_implementations_as_variants() {
+    use timerbench_workloads::suite::SuiteFile;
+    let text = "seed = 1\nimplementations = [\"btree\", \"linux-wheel:levels=8\"]\n[sizes]\n[[workload]]\nname = \"x\"\nfamily = \"hold\"\n";
+    let suite = SuiteFile::parse(text).unwrap();
+    let labels: Vec<String> = suite
+        .variants()
+        .iter()
+        .map(|v| v.label().to_string())
+        .collect();
+    assert_eq!(labels, ["btree", "linux-wheel:levels=8"]);
+    assert!(
+        SuiteFile::standard().variants().is_empty(),
+        "the standard suite runs every one"
+    );
 }

@@ -1,5 +1,5 @@
-//! What the record has no field for: the figures that explain a cell's figures (allocations
-//! and page faults inside the timed replays, the probe's cost, the allocator's settings,
+//! What the record has no field for: the figures that explain a cell's figures (page
+//! faults inside the timed replays, allocations in the memory pass, the probe's cost, the allocator's settings,
 //! the time of each pass), gathered by the passes and written on standard error by
 //! `timerbench cell --diagnostics`. Standard output stays the one record line the parent
 //! reads.
@@ -10,11 +10,8 @@ use super::os::allocator_tunables;
 /// What the record has no field for, written on standard error with `--diagnostics`.
 #[derive(Debug, Clone, Default)]
 pub struct Diagnostics {
-    /// Allocations made inside `drive` in each timed repeat (0 for a structure that is
-    /// fully sized by `with_capacity`).
-    pub throughput_drive_allocations: Vec<u64>,
-    /// Minor page faults taken inside `drive` in each timed repeat (0 where
-    /// `/proc/self/stat` cannot be read).
+    /// Minor page faults taken inside `drive` (the fill's and the timed steps') in each
+    /// timed sample, all its replays together (0 where `/proc/self/stat` cannot be read).
     pub throughput_drive_page_faults: Vec<u64>,
     /// Allocations made by `with_capacity` in the memory pass.
     pub construction_allocations: u64,
@@ -31,9 +28,8 @@ impl Diagnostics {
     /// Writes them on standard error.
     pub(super) fn print(&self) {
         eprintln!(
-            "timerbench cell: inside drive per timed repeat: allocations {:?}, minor page \
-             faults {:?}; memory pass: {} allocations in with_capacity, {} inside drive",
-            self.throughput_drive_allocations,
+            "timerbench cell: inside drive per timed sample: minor page faults {:?}; memory \
+             pass (the last one counted): {} allocations in with_capacity, {} inside drive",
             self.throughput_drive_page_faults,
             self.construction_allocations,
             self.memory_drive_allocations

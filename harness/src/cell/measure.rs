@@ -20,7 +20,7 @@ use crate::schema::{
     self, AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
 };
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use timerbench_impls::registry;
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use timerbench_workloads::bounded::Lateness;
@@ -178,19 +178,35 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         Err(message) => return unverified(message),
     };
     lap("memory", &mut diagnostics);
+    // The timed passes pay for nothing but the structure: no allocation counters from here
+    // on (the memory pass was the last to need them).
+    crate::alloc::stop_counting();
 
-    let workload = TimedWorkload::whole(program);
-    let throughput =
-        match throughput::<Q>(&workload, recipe, spec.repeat, reference, &mut diagnostics) {
-            Ok(throughput) => throughput,
-            Err(message) => return unverified(message),
-        };
+    // The throughput samples split the workload at its fill, timed apart, for the four
+    // figures of `FORMAT.md`'s *Per operation*.
+    let split =
+        TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)?;
+    let min_sample = Duration::from_nanos(spec.min_sample_ns);
+    let sampled = throughput::<Q>(
+        &split,
+        recipe,
+        spec.repeat,
+        min_sample,
+        reference,
+        &mut diagnostics,
+    );
+    let throughput = match sampled {
+        Ok(throughput) => throughput,
+        Err(message) => return unverified(message),
+    };
     lap("throughput", &mut diagnostics);
 
     if spec.inject_panic {
         panic!("injected panic: the cell spec asked for one (`inject_panic`)");
     }
 
+    drop(split);
+    let workload = TimedWorkload::whole(program);
     let LatencyFigures {
         latency,
         advance_series,

@@ -50,6 +50,7 @@ pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &s
         reference,
         precision: "exact".to_string(),
         repeat: 3,
+        min_sample_ns: 1_000_000,
         inject_panic: false,
     }
 }

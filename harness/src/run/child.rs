@@ -10,16 +10,23 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use timerbench_workloads::reach::first_beyond;
 
+/// How many timed samples a cell takes, and the least time each runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sampling {
+    pub repeat: u32,
+    pub min_sample: Duration,
+}
+
 /// Runs one cell in a child process and returns its record, whatever happens to it.
 pub(super) fn run_cell(
     cell: &super::Cell,
     workload: &Prepared,
-    repeat: u32,
+    sampling: Sampling,
     limit: Duration,
     inject_panic: bool,
 ) -> CellRecord {
     let started = Instant::now();
-    let spec = spec_of(cell, workload, repeat, inject_panic);
+    let spec = spec_of(cell, workload, sampling, inject_panic);
     if !workload.reach.within(&cell.declared.range) {
         let reason = refusal(cell, workload);
         let elapsed = started.elapsed().as_secs_f64();
@@ -53,7 +60,12 @@ fn refusal(cell: &super::Cell, workload: &Prepared) -> String {
 }
 
 /// What the child is told.
-fn spec_of(cell: &super::Cell, workload: &Prepared, repeat: u32, inject_panic: bool) -> CellSpec {
+fn spec_of(
+    cell: &super::Cell,
+    workload: &Prepared,
+    sampling: Sampling,
+    inject_panic: bool,
+) -> CellSpec {
     CellSpec {
         key: cell.key(),
         family: cell.case.family.clone(),
@@ -64,7 +76,8 @@ fn spec_of(cell: &super::Cell, workload: &Prepared, repeat: u32, inject_panic: b
         workload_path: workload.path.clone(),
         reference: workload.reference.clone(),
         precision: cell.declared.precision.clone(),
-        repeat,
+        repeat: sampling.repeat,
+        min_sample_ns: sampling.min_sample.as_nanos() as u64,
         inject_panic,
     }
 }
@@ -190,5 +203,68 @@ pub(super) fn excerpt(text: &str) -> String {
     match text.char_indices().nth(300) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cell, Declarations};
+    use super::*;
+    use timerbench_impls::{Variant, registry};
+    use timerbench_workloads::families::GenSpec;
+    use timerbench_workloads::suite::Case;
+
+    /// A cell whose workload asks tokio-delay-queue for a 2^49-tick delay is recorded
+    /// `unsupported`, naming the file's line and the limit, without starting a process.
+    #[test]
+    fn a_workload_beyond_the_declared_range_is_unsupported_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("far.tw");
+        let text = "timer-workload v1\ns 1 5\na 3\ns 2 562949953421312\nn\n";
+        std::fs::write(&path, text).unwrap();
+        let program = timerbench_workloads::load(&path).unwrap();
+        let variant = Variant::parse("tokio-delay-queue").unwrap();
+        let declared = registry::visit(&variant, Declarations);
+        let cell = Cell {
+            case: Case {
+                workload: "far".into(),
+                family: "hold".into(),
+                spec: GenSpec {
+                    timers: 2,
+                    ops: None,
+                    seed: 1,
+                    params: Vec::new(),
+                },
+            },
+            variant,
+            declared,
+        };
+        let workload = Prepared {
+            path: path.clone(),
+            reference: program.summary.clone(),
+            reach: program.reach,
+        };
+        let sampling = Sampling {
+            repeat: 1,
+            min_sample: Duration::ZERO,
+        };
+        let record = run_cell(&cell, &workload, sampling, Duration::from_secs(5), false);
+        assert_eq!(record.status, Status::Unsupported);
+        let reason = record.reason.unwrap();
+        assert!(
+            reason.starts_with(&format!(
+                "{} line 4 asks for a delay of 562949953421312 ticks, beyond the limit of",
+                path.display()
+            )),
+            "{reason}"
+        );
+        assert!(record.throughput.is_none() && record.digest.is_none());
+        // The same workload is within an exact implementation's range (all of u64).
+        let heap = Variant::parse("binary-heap").unwrap();
+        assert!(
+            program
+                .reach
+                .within(&registry::visit(&heap, Declarations).range)
+        );
     }
 }

@@ -59,9 +59,13 @@ pub struct Args {
     /// Run at this number of timers instead of the suite's sizes (repeatable).
     #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
-    /// Timed repeats per cell, after a warm-up replay that also verifies.
+    /// Timed samples per cell, after a warm-up replay that also verifies.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// The least time one timed sample runs, milliseconds: it repeats the replay until
+    /// then, so that a small workload is timed over many replays, not one short reading.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    min_sample_ms: u64,
     /// The results folder (default: results/<date>-<host>-<git rev>).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     out: Option<PathBuf>,
@@ -176,7 +180,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let record = child::run_cell(
             cell,
             workload,
-            args.repeat,
+            child::Sampling {
+                repeat: args.repeat,
+                min_sample: Duration::from_millis(args.min_sample_ms),
+            },
             Duration::from_secs(args.timeout),
             inject,
         );
@@ -250,7 +257,7 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
     }
     let variants: Vec<(Variant, Declared)> = args
         .selection
-        .variants()
+        .variants_or(suite.variants())
         .into_iter()
         .map(|variant| {
             let declared = registry::visit(&variant, Declarations);

@@ -109,6 +109,32 @@ fn a_verified_cell_has_every_figure() {
     assert_eq!(throughput.ns_per_op.samples.len(), 3);
     assert!(throughput.ns_per_op.median > 0.0);
     assert!(throughput.ns_per_fired.as_ref().unwrap().median > 0.0);
+    // Samples of at least the spec's 1 ms, each of whole replays.
+    assert_eq!(throughput.min_sample_ns, 1_000_000);
+    assert_eq!(throughput.iterations.len(), 3);
+    assert!(throughput.iterations.iter().all(|&n| n >= 1));
+    let lines = record.operations as f64;
+    for (sample, &replays) in throughput
+        .ns_per_op
+        .samples
+        .iter()
+        .zip(&throughput.iterations)
+    {
+        assert!(
+            sample * lines * replays as f64 >= 1e6,
+            "{sample} ns/op × {replays}"
+        );
+    }
+    assert_eq!(throughput.fill_operations, program.fill_steps() as u64);
+    for figure in [
+        &throughput.ns_per_unit,
+        &throughput.ns_per_op_after_fill,
+        &throughput.ns_per_unit_after_fill,
+    ] {
+        let figure = figure.as_ref().unwrap();
+        assert_eq!(figure.samples.len(), 3);
+        assert!(figure.median > 0.0);
+    }
     let counts: BTreeMap<&str, u64> = record
         .latency
         .iter()
@@ -121,7 +147,7 @@ fn a_verified_cell_has_every_figure() {
         record.operations.div_ceil(series.window_ops)
     );
     assert!(series.max_ns.iter().any(|&n| n > 0));
-    assert_eq!(diagnostics.throughput_drive_allocations.len(), 3);
+    assert_eq!(diagnostics.throughput_drive_page_faults.len(), 3);
     assert!(record.memory.as_ref().unwrap().peak_pending > 0);
     assert!(record.elapsed_seconds > 0.0);
 }

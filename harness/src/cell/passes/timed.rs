@@ -9,16 +9,13 @@
 //! ([`Verified::capacity`](super::verify::Verified::capacity)): both callers verify an
 //! implementation on the workload before they time it.
 //!
-//! The two callers differ in what they time and how they count operations, and this
-//! module expresses both rather than choosing between them (a later change may unify
-//! them; until then each keeps its own definition):
-//!
-//! - `timerbench cell` times the whole workload ([`TimedWorkload::whole`]) and counts one
-//!   operation per line ([`Operations::Lines`]): its `ns_per_op` divides by the summary's
-//!   `operations`, the fill included;
-//! - `cargo bench` replays the resident timers' starts before the clock
-//!   ([`TimedWorkload::after_fill`]) and counts one operation per unit
-//!   ([`Operations::Units`]): a `t N` is N one-tick calls, the fill is not counted.
+//! Both callers split the workload at its fill, the leading starts
+//! ([`Program::fill_steps`]), with [`TimedWorkload::after_fill`]; the fill's `drive` is
+//! timed apart ([`Timed::fill_elapsed`]). So one definition gives four figures
+//! (`results/FORMAT.md`, *Per operation*): per operation line ([`Operations::Lines`]) or per
+//! unit ([`Operations::Units`]: a `t N` is N one-tick calls), the fill included or not.
+//! `timerbench cell` records all four; `cargo bench` reports the one per unit after the
+//! fill (its throughput elements), which is the record's `ns_per_unit_after_fill`.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -66,7 +63,8 @@ pub struct TimedWorkload<'p> {
 
 impl<'p> TimedWorkload<'p> {
     /// The whole of `program` timed, nothing before the clock: `timerbench cell`'s
-    /// throughput repeats. Borrows the program, so a large workload is not copied.
+    /// latency pass, which times every unit, the fill's starts included. Borrows the
+    /// program, so a large workload is not copied.
     pub fn whole(program: &'p Program) -> Self {
         TimedWorkload {
             fill: None,
@@ -74,9 +72,10 @@ impl<'p> TimedWorkload<'p> {
         }
     }
 
-    /// The first `fill_steps` steps of `program` replayed before the clock starts, the
-    /// rest timed: `cargo bench`'s groups, whose fill is the resident timers' starts. The
-    /// fill must be starts only, or the split is not the one the caller meant.
+    /// The first `fill_steps` steps of `program` replayed (and timed apart) before the
+    /// timed steps: the throughput repeats of `timerbench cell` and `cargo bench`'s groups,
+    /// split at [`Program::fill_steps`]. The fill must be starts only, or the split is not
+    /// the one the caller meant.
     pub fn after_fill(program: &Program, fill_steps: usize) -> Result<Self, String> {
         let Some((fill, _)) = program.steps.split_at_checked(fill_steps) else {
             return Err(format!(
@@ -111,18 +110,12 @@ impl<'p> TimedWorkload<'p> {
 
     /// The operations of the timed steps, counted as `operations` says.
     pub fn operations(&self, operations: Operations) -> u64 {
-        match operations {
-            Operations::Lines => self.timed.steps.len() as u64,
-            Operations::Units => self
-                .timed
-                .steps
-                .iter()
-                .map(|step| match *step {
-                    Step::Tick { ticks } => ticks,
-                    _ => 1,
-                })
-                .sum(),
-        }
+        count(&self.timed, operations)
+    }
+
+    /// The operations of the fill (each a start: lines and units are the same).
+    pub fn fill_operations(&self) -> u64 {
+        self.fill.as_ref().map_or(0, |fill| fill.steps.len() as u64)
     }
 
     /// A fresh queue built by `recipe`, the fill replayed: ready for the clock. An error is
@@ -136,8 +129,11 @@ impl<'p> TimedWorkload<'p> {
             counts: Counts::default(),
             queue: recipe.build(),
             timed: &self.timed,
+            fill_elapsed: Duration::ZERO,
         };
         if let Some(fill) = &self.fill {
+            // Timed apart, so that a caller can count the fill in or leave it out.
+            let started = Instant::now();
             drive(
                 &mut ready.queue,
                 fill,
@@ -145,8 +141,24 @@ impl<'p> TimedWorkload<'p> {
                 &mut ready.counts,
                 &mut Quiet,
             )?;
+            ready.fill_elapsed = started.elapsed();
         }
         Ok(ready)
+    }
+}
+
+/// The operations of `program`'s steps, counted as `operations` says.
+fn count(program: &Program, operations: Operations) -> u64 {
+    match operations {
+        Operations::Lines => program.steps.len() as u64,
+        Operations::Units => program
+            .steps
+            .iter()
+            .map(|step| match *step {
+                Step::Tick { ticks } => ticks,
+                _ => 1,
+            })
+            .sum(),
     }
 }
 
@@ -156,6 +168,8 @@ pub struct Ready<'w, Q> {
     counts: Counts,
     queue: Q,
     timed: &'w Program,
+    /// The time of the fill's `drive` (zero without a fill).
+    fill_elapsed: Duration,
 }
 
 impl<Q: TimerQueue<u64>> Ready<'_, Q> {
@@ -173,6 +187,7 @@ impl<Q: TimerQueue<u64>> Ready<'_, Q> {
         let elapsed = started.elapsed();
         Timed {
             elapsed,
+            fill_elapsed: self.fill_elapsed,
             replayed: Replayed {
                 result,
                 counts: self.counts,
@@ -203,6 +218,8 @@ impl<Q: TimerQueue<u64>> Ready<'_, Q> {
 pub struct Timed<Q> {
     /// The time of `drive` over the timed steps.
     pub elapsed: Duration,
+    /// The time of `drive` over the fill, before the timed steps (zero without a fill).
+    pub fill_elapsed: Duration,
     /// The replay's result, counts and queue.
     pub replayed: Replayed<Q>,
 }
