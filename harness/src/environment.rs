@@ -4,8 +4,18 @@
 
 use crate::schema::{Environment, SCHEMA_VERSION};
 
+/// How a run samples, for `environment.json`.
+pub struct Sampling {
+    /// Timed samples per process.
+    pub repeat: u32,
+    /// Processes per cell.
+    pub processes: u32,
+    /// The least time of a sample, milliseconds.
+    pub min_sample_ms: u64,
+}
+
 /// The environment of a run starting now.
-pub fn capture(suite: &str, repeat: u32, timeout: u64) -> Environment {
+pub fn capture(suite: &str, sampling: Sampling, timeout: u64) -> Environment {
     Environment {
         schema: SCHEMA_VERSION,
         cpu: cpu_model(),
@@ -18,8 +28,10 @@ pub fn capture(suite: &str, repeat: u32, timeout: u64) -> Environment {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         suite: suite.to_string(),
-        repeat,
+        repeat: sampling.repeat,
         cell_timeout_seconds: timeout,
+        processes: sampling.processes,
+        min_sample_ms: sampling.min_sample_ms,
     }
 }
 

@@ -41,6 +41,53 @@ pub struct CellSpec {
     /// For the harness's own tests: panic in the middle of the measurement.
     #[serde(default)]
     pub inject_panic: bool,
+    /// What the process does: every pass (`full`), or only verify and take samples.
+    #[serde(default)]
+    pub mode: CellMode,
+}
+
+/// What a cell process does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellMode {
+    /// Verify, memory, throughput samples, latency: answers with a [`CellRecord`].
+    #[default]
+    Full,
+    /// Verify, then throughput samples only: answers with a [`SampleSet`].
+    Samples,
+}
+
+impl CellMode {
+    /// `full` or `samples`, as [`Conditions::role`] says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellMode::Full => "full",
+            CellMode::Samples => "samples",
+        }
+    }
+}
+
+/// What a `samples` cell process answers: its samples, or why it has none, and the
+/// conditions it ran under.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleSet {
+    /// The samples, when it verified and every replay agreed.
+    pub throughput: Option<Throughput>,
+    /// Why there are none.
+    pub problem: Option<String>,
+    /// Under what conditions it ran (filled in by the protocol, last).
+    pub conditions: Option<Conditions>,
+}
+
+impl SampleSet {
+    /// A set without samples, for `why`.
+    pub fn problem(why: String) -> Self {
+        SampleSet {
+            throughput: None,
+            problem: Some(why),
+            conditions: None,
+        }
+    }
 }
 
 /// A spec names its cell for [`CellRecord::for_spec`]; whether the implementation is a

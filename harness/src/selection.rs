@@ -5,7 +5,7 @@ use timerbench_impls::Variant;
 use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
 
 /// The implementations to run.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone, PartialEq)]
 pub struct Selection {
     /// Only this implementation or peer, optionally with parameters:
     /// `hashed-wheel:slots=65536` (repeatable, so a sweep is several --impl; default: the

@@ -78,7 +78,30 @@ fn a_run_writes_a_complete_results_folder() {
         );
         assert!(!v["latency"].as_object().unwrap().is_empty(), "{line}");
         assert_eq!(v["digest"], v["reference_digest"], "{line}");
+        // Samples from three processes (the default), interleaved: one full, two samples
+        // processes, each pinned and with its load read.
+        let throughput = &v["throughput"];
+        assert_eq!(throughput["processes"], 3, "{line}");
+        assert_eq!(throughput["process_medians"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            throughput["ns_per_op"]["samples"].as_array().unwrap().len(),
+            3
+        );
+        let roles: Vec<&str> = v["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["full", "samples", "samples"], "{line}");
+        assert!(
+            v["conditions"][0]["load_before"].as_f64().is_some(),
+            "{line}"
+        );
+        assert!(v["conditions"][0]["cpu"].as_u64().is_some(), "{line}");
     }
+    assert_eq!(environment["processes"], 3);
+    assert_eq!(environment["min_sample_ms"], 10);
     // The workloads were cached beside the run and are reused by the next one.
     let again = root.path().join("again");
     let mut args = SMALL_RUN.to_vec();
@@ -170,6 +193,48 @@ fn an_interrupted_run_resumes_without_losing_or_repeating_a_cell() {
         &after[..before.len()],
         &before[..],
         "finished cells are kept as they were"
+    );
+}
+
+/// The case: a smoke run killed early, then `--resume DIR` alone ran the whole
+/// default suite into it. It continues the run in DIR with DIR's own suite and filters.
+#[test]
+fn resume_takes_the_runs_own_settings_and_refuses_contradicting_flags() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let mut args = SMALL_RUN.to_vec();
+    args.extend(["--out", out.to_str().unwrap(), "--processes", "1"]);
+    assert_succeeded(&timerbench(&args, root.path()));
+    // As if it had been killed after its first group: keep two of its eight records.
+    let results = out.join("results.jsonl");
+    let written = std::fs::read_to_string(&results).unwrap();
+    let kept: String = written.split_inclusive('\n').take(2).collect();
+    std::fs::write(&results, kept).unwrap();
+
+    let folder = out.to_str().unwrap();
+    let output = timerbench(
+        &["run", "--resume", folder, "--suite", "default"],
+        root.path(),
+    );
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("--suite contradicts the run in") && stderr.contains("--suite smoke"),
+        "{stderr}"
+    );
+    assert_eq!(cells(&out).len(), 2, "nothing ran");
+
+    let output = timerbench(
+        &["run", "--resume", folder, "--suite", "smoke"],
+        root.path(),
+    );
+    assert_succeeded(&output);
+    let after = cells(&out);
+    assert_eq!(after.len(), 8, "the run's own eight cells: {after:?}");
+    assert!(
+        text(&output.stdout).contains("8 cells (2 already done)"),
+        "{}",
+        text(&output.stdout)
     );
 }
 

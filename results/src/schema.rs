@@ -101,6 +101,78 @@ pub struct Throughput {
     /// The least time a sample ran, nanoseconds (schema 2; 0 in older records).
     #[serde(default)]
     pub min_sample_ns: u64,
+    /// The processes the samples came from, each a child of its own, interleaved with
+    /// the other implementations' (schema 2; 0 in older records: one process).
+    #[serde(default)]
+    pub processes: u32,
+    /// The median ns/op (`ns_per_op`) of each process's samples, in the order run: their
+    /// spread is the variance between processes (schema 2).
+    #[serde(default)]
+    pub process_medians: Vec<f64>,
+}
+
+impl Throughput {
+    /// The spread between processes: the median absolute deviation of the processes'
+    /// medians, relative to their median (0 with one process).
+    pub fn between_processes(&self) -> f64 {
+        relative_mad(&self.process_medians)
+    }
+
+    /// The spread within one process: the MAD of all samples relative to their median,
+    /// when there is one process; else the median over processes of each one's relative
+    /// MAD, which the record does not keep apart, so it is estimated from the samples
+    /// grouped by process in order (`samples.len() / processes` each).
+    pub fn within_process(&self) -> f64 {
+        let samples = &self.ns_per_op.samples;
+        let processes = (self.processes as usize).max(1);
+        let per = samples.len() / processes;
+        if per == 0 || processes == 1 {
+            return relative_mad(samples);
+        }
+        let mut each: Vec<f64> = samples.chunks(per).map(relative_mad).collect();
+        each.truncate(processes);
+        median_of(each)
+    }
+}
+
+/// The MAD of `values` over their median (0 when empty or the median is 0).
+fn relative_mad(values: &[f64]) -> f64 {
+    let spread = spread(values.to_vec());
+    if values.is_empty() || spread.median == 0.0 {
+        0.0
+    } else {
+        spread.mad / spread.median
+    }
+}
+
+/// Under what conditions one process of a cell ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conditions {
+    /// What the process did: `full` (verification, memory, samples, latency) or `samples`.
+    pub role: String,
+    /// The CPU it was pinned to, when pinning worked.
+    pub cpu: Option<u32>,
+    /// The one-minute load average when it started and when it ended (`/proc/loadavg`;
+    /// `null` where unreadable).
+    pub load_before: Option<f64>,
+    /// See `load_before`.
+    pub load_after: Option<f64>,
+    /// The CPU frequency governor of its CPU, where Linux exposes one.
+    pub governor: Option<String>,
+    /// Logical CPUs of the machine.
+    pub cpus: u32,
+}
+
+impl Conditions {
+    /// Whether the machine was loaded beyond the CPUs the measurement left free: a load
+    /// average above `cpus - 1` (the measuring process itself is the 1) before or after.
+    pub fn under_load(&self) -> bool {
+        let free = f64::from(self.cpus.saturating_sub(1).max(1));
+        [self.load_before, self.load_after]
+            .into_iter()
+            .flatten()
+            .any(|load| load > free)
+    }
 }
 
 /// Latency of one operation kind, from the per-operation pass.
@@ -267,6 +339,10 @@ pub struct CellRecord {
     /// Lateness, for an approximate implementation that verified within its bound.
     #[serde(default)]
     pub lateness: Option<Lateness>,
+    /// The conditions of each process that measured the cell, in the order run (schema 2;
+    /// empty in older records).
+    #[serde(default)]
+    pub conditions: Vec<Conditions>,
     /// Wall seconds the cell took, everything included.
     pub elapsed_seconds: f64,
 }
@@ -300,6 +376,7 @@ impl CellRecord {
             advance_series: None,
             memory: None,
             lateness: None,
+            conditions: Vec::new(),
             elapsed_seconds: 0.0,
         }
     }
@@ -323,6 +400,11 @@ impl CellRecord {
         self.precision
             .as_deref()
             .is_some_and(|p| p.starts_with("approximate"))
+    }
+
+    /// Whether any process of the cell ran on a loaded machine ([`Conditions::under_load`]).
+    pub fn under_load(&self) -> bool {
+        self.conditions.iter().any(Conditions::under_load)
     }
 
     /// The latency of the first of [`CLOCK_KINDS`] the cell recorded.
@@ -356,10 +438,16 @@ pub struct Environment {
     pub started: String,
     /// The suite level.
     pub suite: String,
-    /// Timed repeats per cell.
+    /// Timed samples per process of a cell.
     pub repeat: u32,
     /// The time limit per cell, seconds.
     pub cell_timeout_seconds: u64,
+    /// Processes that take each cell's samples (schema 2; 0 in older files: one).
+    #[serde(default)]
+    pub processes: u32,
+    /// The least time of one sample, milliseconds (schema 2; 0 in older files).
+    #[serde(default)]
+    pub min_sample_ms: u64,
 }
 
 /// A median and median absolute deviation of `samples`.

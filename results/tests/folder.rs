@@ -196,6 +196,8 @@ fn the_environment_is_written_and_read_back() {
         suite: "smoke".to_string(),
         repeat: 5,
         cell_timeout_seconds: 1800,
+        processes: 3,
+        min_sample_ms: 10,
     };
     write_environment(dir.path(), &environment).unwrap();
     let path = dir.path().join("environment.json");

@@ -13,18 +13,17 @@ use super::clock::{LatencyClock, ProbeClock};
 use super::os::peak_rss_bytes;
 use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;
-use super::passes::throughput::throughput;
 use super::passes::timed::{Recipe, TimedWorkload};
-use super::passes::verify::{verify, verify_within_bound};
+use super::warm_up::{WarmUp, sample, warm_up};
 use crate::schema::{
     self, AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
 };
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use timerbench_impls::registry;
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use timerbench_workloads::bounded::Lateness;
-use timerbench_workloads::{Program, load, load_unchecked};
+use timerbench_workloads::{Program, load_unchecked};
 
 /// Measures the cell `spec` and returns its record; `started` is when the cell began, for
 /// `elapsed_seconds`. An error is a cell that could not run (an unreadable workload, say),
@@ -124,37 +123,19 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
             .push((name, pass.elapsed().as_secs_f64()));
         pass = Instant::now();
     };
-    let precision = variant.build::<Q>(0).precision();
-    let exact = precision.is_exact();
-    let (verified, lateness) = if exact {
-        match verify::<Q>(variant, program, &spec.reference) {
-            Ok(verified) => (verified, None),
-            Err(mismatch) => {
-                let checked = load(&spec.workload_path)?;
-                return Ok(Outcome::Unverified {
-                    reason: mismatch.explain::<Q>(variant, &checked, &spec.reference),
-                    digest: mismatch.digest,
-                });
-            }
-        }
-    } else {
-        match verify_within_bound::<Q>(variant, program) {
-            Ok((verified, lateness)) => (verified, Some(lateness_record(&lateness)?)),
-            Err(mismatch) => {
-                return Ok(Outcome::Unverified {
-                    reason: mismatch.message,
-                    digest: mismatch.digest,
-                });
-            }
+    let (verified, reference, lateness, precision) = match warm_up::<Q>(spec, variant, program)? {
+        WarmUp::Verified {
+            verified,
+            reference,
+            lateness,
+            precision,
+        } => (verified, reference, lateness, precision),
+        WarmUp::Unverified { reason, digest } => {
+            return Ok(Outcome::Unverified { reason, digest });
         }
     };
-    // What every later pass must replay again: the model's outcome for an exact queue,
-    // the queue's own verified outcome for an approximate one (it differs by design).
-    let reference = if exact {
-        &spec.reference
-    } else {
-        &verified.summary
-    };
+    let lateness = lateness.as_deref().map(lateness_record).transpose()?;
+    let reference = &reference;
     let recipe = Recipe {
         variant,
         capacity: verified.capacity()?,
@@ -178,24 +159,8 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         Err(message) => return unverified(message),
     };
     lap("memory", &mut diagnostics);
-    // The timed passes pay for nothing but the structure: no allocation counters from here
-    // on (the memory pass was the last to need them).
-    crate::alloc::stop_counting();
 
-    // The throughput samples split the workload at its fill, timed apart, for the four
-    // figures of `FORMAT.md`'s *Per operation*.
-    let split =
-        TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)?;
-    let min_sample = Duration::from_nanos(spec.min_sample_ns);
-    let sampled = throughput::<Q>(
-        &split,
-        recipe,
-        spec.repeat,
-        min_sample,
-        reference,
-        &mut diagnostics,
-    );
-    let throughput = match sampled {
+    let throughput = match sample::<Q>(spec, recipe, program, reference, &mut diagnostics)? {
         Ok(throughput) => throughput,
         Err(message) => return unverified(message),
     };
@@ -205,7 +170,6 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         panic!("injected panic: the cell spec asked for one (`inject_panic`)");
     }
 
-    drop(split);
     let workload = TimedWorkload::whole(program);
     let LatencyFigures {
         latency,

@@ -43,13 +43,16 @@
 //! - [`diagnostics`]: what `--diagnostics` writes on standard error.
 
 pub mod clock;
+pub mod conditions;
 pub mod diagnostics;
 mod measure;
 mod os;
 pub mod passes;
 pub mod protocol;
+mod samples;
 #[cfg(test)]
 mod testing;
+mod warm_up;
 
 pub use clock::{ProbeClock, ProbeCost, StdInstant, Tsc};
 pub use diagnostics::Diagnostics;

@@ -1,6 +1,9 @@
 //! The child's side of the protocol with `timerbench run`: the hidden `cell` subcommand's
-//! arguments, the [`CellSpec`] read as JSON from standard input, the [`CellRecord`] written
-//! as one JSON line on standard output, and the exit status the parent reads.
+//! arguments, the [`CellSpec`] read as JSON from standard input, the answer written as one
+//! JSON line on standard output (a [`CellRecord`](crate::schema::CellRecord) for a `full`
+//! process, a [`SampleSet`](crate::schema::SampleSet) for a `samples` one), and the exit
+//! status the parent reads. Either pins itself to one CPU first and notes the conditions
+//! it ran under ([`super::conditions`]).
 //!
 //! The status says who is to blame. 0: a record was written, also for an implementation
 //! that did not verify (that is a result). [`BAD_SPEC`] (2): the parent sent a spec that
@@ -11,7 +14,8 @@
 use super::clock::compare_clocks;
 use super::measure::measure;
 use super::os::tune_allocator;
-use crate::schema::{CellRecord, CellSpec};
+use super::samples::measure_samples;
+use crate::schema::{CellMode, CellSpec};
 use anyhow::Context;
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -55,11 +59,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(BAD_SPEC));
         }
     };
-    let (record, diagnostics) = measure(&spec, started)?;
-    if args.diagnostics {
-        diagnostics.print();
+    let mut conditions = super::conditions::begin(spec.mode.name());
+    match spec.mode {
+        CellMode::Full => {
+            let (mut record, diagnostics) = measure(&spec, started)?;
+            if args.diagnostics {
+                diagnostics.print();
+            }
+            super::conditions::end(&mut conditions);
+            record.conditions = vec![conditions];
+            write_line(&record)?;
+        }
+        CellMode::Samples => {
+            let mut set = measure_samples(&spec)?;
+            super::conditions::end(&mut conditions);
+            set.conditions = Some(conditions);
+            write_line(&set)?;
+        }
     }
-    write_record(&record)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -73,9 +90,9 @@ pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
     Ok(spec)
 }
 
-/// Writes `record` on standard output: one JSON line, the only output the parent reads.
-fn write_record(record: &CellRecord) -> anyhow::Result<()> {
-    let mut line = serde_json::to_string(record).context("cannot encode the record")?;
+/// Writes `answer` on standard output: one JSON line, the only output the parent reads.
+fn write_line(answer: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut line = serde_json::to_string(answer).context("cannot encode the answer")?;
     line.push('\n');
     let mut out = std::io::stdout().lock();
     out.write_all(line.as_bytes())

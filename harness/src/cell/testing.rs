@@ -1,7 +1,7 @@
 //! What the cell's unit tests share: generated workloads, compiled in memory or written
 //! to disk with a cell spec for them.
 
-use crate::schema::{CellKey, CellSpec};
+use crate::schema::{CellKey, CellMode, CellSpec};
 use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_workloads::families::{self, GenSpec};
@@ -51,6 +51,7 @@ pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &s
         precision: "exact".to_string(),
         repeat: 3,
         min_sample_ns: 1_000_000,
+        mode: CellMode::Full,
         inject_panic: false,
     }
 }

@@ -4,7 +4,7 @@
 
 use super::cache::Prepared;
 use super::case_id;
-use crate::schema::{CellRecord, CellSpec, Status};
+use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, spread};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -32,12 +32,69 @@ pub(super) fn run_cell(
         let elapsed = started.elapsed().as_secs_f64();
         return failure_record(&spec, Status::Unsupported, reason, elapsed);
     }
-    let outcome = spawn_cell(&spec, limit);
+    let outcome = spawn::<CellRecord>(&spec, limit);
     let elapsed = started.elapsed().as_secs_f64();
     match outcome {
         Ok(record) => record,
         Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
+}
+
+/// Runs one `samples` process of a cell whose `full` process verified: its samples, or
+/// the status and reason that end the cell (a process that did not verify, crashed or ran
+/// out of time).
+pub(super) fn run_samples(
+    cell: &super::Cell,
+    workload: &Prepared,
+    sampling: Sampling,
+    limit: Duration,
+) -> Result<SampleSet, (Status, String)> {
+    let mut spec = spec_of(cell, workload, sampling, false);
+    spec.mode = CellMode::Samples;
+    let set = spawn::<SampleSet>(&spec, limit)?;
+    match (&set.throughput, &set.problem) {
+        (Some(_), _) => Ok(set),
+        (None, problem) => Err((
+            Status::Unverified,
+            problem
+                .clone()
+                .unwrap_or_else(|| "a samples process took no sample".into()),
+        )),
+    }
+}
+
+/// Adds a samples process's figures to `record`: the samples appended in the order run,
+/// every spread recomputed over all of them, the process's median and conditions kept.
+pub(super) fn merge(record: &mut CellRecord, set: SampleSet) {
+    let (Some(throughput), Some(more)) = (record.throughput.as_mut(), set.throughput) else {
+        return;
+    };
+    let joined = |into: &mut Spread, from: &Spread| {
+        let mut samples = std::mem::take(&mut into.samples);
+        samples.extend_from_slice(&from.samples);
+        *into = spread(samples);
+    };
+    let optional = |into: &mut Option<Spread>, from: &Option<Spread>| {
+        if let (Some(into), Some(from)) = (into.as_mut(), from) {
+            joined(into, from);
+        }
+    };
+    joined(&mut throughput.ns_per_op, &more.ns_per_op);
+    optional(&mut throughput.ns_per_fired, &more.ns_per_fired);
+    optional(&mut throughput.ns_per_unit, &more.ns_per_unit);
+    optional(
+        &mut throughput.ns_per_op_after_fill,
+        &more.ns_per_op_after_fill,
+    );
+    optional(
+        &mut throughput.ns_per_unit_after_fill,
+        &more.ns_per_unit_after_fill,
+    );
+    throughput.repeats += more.repeats;
+    throughput.iterations.extend(more.iterations);
+    throughput.processes += more.processes;
+    throughput.process_medians.extend(more.process_medians);
+    record.conditions.extend(set.conditions);
 }
 
 /// Why the workload is beyond the implementation's declared range: its first line past it.
@@ -79,6 +136,7 @@ fn spec_of(
         repeat: sampling.repeat,
         min_sample_ns: sampling.min_sample.as_nanos() as u64,
         inject_panic,
+        mode: CellMode::Full,
     }
 }
 
@@ -90,8 +148,11 @@ fn failure_record(spec: &CellSpec, status: Status, reason: String, elapsed: f64)
     }
 }
 
-/// Runs `timerbench cell` with `spec`, killing it at `limit`.
-fn spawn_cell(spec: &CellSpec, limit: Duration) -> Result<CellRecord, (Status, String)> {
+/// Runs `timerbench cell` with `spec`, killing it at `limit`, and reads its one answer.
+fn spawn<T: serde::de::DeserializeOwned>(
+    spec: &CellSpec,
+    limit: Duration,
+) -> Result<T, (Status, String)> {
     let fail = |reason: String| (Status::Failed, reason);
     let executable =
         std::env::current_exe().map_err(|e| fail(format!("cannot find timerbench itself: {e}")))?;
@@ -126,7 +187,7 @@ fn spawn_cell(spec: &CellSpec, limit: Duration) -> Result<CellRecord, (Status, S
         return Err(fail(describe_exit(status, &stderr)));
     }
     let text = String::from_utf8_lossy(&stdout);
-    serde_json::from_str::<CellRecord>(text.trim()).map_err(|e| {
+    serde_json::from_str::<T>(text.trim()).map_err(|e| {
         fail(format!(
             "the cell process answered something unreadable ({e}): {}",
             excerpt(&text)

@@ -25,7 +25,9 @@
 
 mod cache;
 mod child;
+mod group;
 mod progress;
+mod resume;
 
 use crate::environment;
 use crate::schema::{CellKey, CellRecord, Status};
@@ -37,15 +39,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 use timerbench_impls::{QueueVisitor, Range, TimerQueue, Variant, registry};
 use timerbench_results::{
-    Appender, REPORT_FILE, RESULTS_FILE, read_records, recorded_so_far, write_environment,
-    write_summary,
+    Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
 };
 use timerbench_workloads::families::command_line;
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 
 /// Run a suite: every workload at every size through every implementation, verified,
 /// then timed (throughput, latency, memory). The main job.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct Args {
     /// The suite: `smoke` (every family at about 10k timers, under a minute), `default`
     /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied).
@@ -66,10 +67,17 @@ pub struct Args {
     /// then, so that a small workload is timed over many replays, not one short reading.
     #[arg(long, value_name = "MS", default_value_t = 10)]
     min_sample_ms: u64,
+    /// Processes that take each cell's samples (each verifies on its own), interleaved
+    /// with the other implementations' in rotating order; the figure is the median over
+    /// all their samples, and the spread between processes is recorded.
+    #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    processes: u32,
     /// The results folder (default: results/<date>-<host>-<git rev>).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     out: Option<PathBuf>,
-    /// Continue the run in DIR, skipping the cells it already holds.
+    /// Continue the run in DIR, skipping the cells it already holds: with the suite,
+    /// filters, implementations and settings DIR's run was started with (a flag given
+    /// beside it must agree with them).
     #[arg(long, value_name = "DIR")]
     resume: Option<PathBuf>,
     /// Time limit per cell, seconds.
@@ -124,18 +132,19 @@ impl QueueVisitor for Declarations {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let resumed;
+    let args = match &args.resume {
+        Some(folder) => {
+            resumed = resume::settings_of(folder, args, &given_flags())?;
+            &resumed
+        }
+        None => args,
+    };
     let suite = SuiteFile::standard();
     let cells = plan(args, &suite)?;
     let folder = match (&args.resume, &args.out) {
-        (Some(folder), _) => {
-            if !folder.join(RESULTS_FILE).exists() {
-                bail!(
-                    "--resume {}: no {RESULTS_FILE} there to resume",
-                    folder.display()
-                );
-            }
-            folder.clone()
-        }
+        // Checked by `resume::settings_of`.
+        (Some(folder), _) => folder.clone(),
         (None, Some(folder)) => folder.clone(),
         (None, None) => default_folder()?,
     };
@@ -153,7 +162,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 folder.display()
             );
         }
-        let environment = environment::capture(&args.suite, args.repeat, args.timeout);
+        let sampling = environment::Sampling {
+            repeat: args.repeat,
+            processes: args.processes,
+            min_sample_ms: args.min_sample_ms,
+        };
+        let environment = environment::capture(&args.suite, sampling, args.timeout);
         write_environment(&folder, &environment)?;
     }
     let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
@@ -170,28 +184,27 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
     let mut results = Appender::open(&folder)?;
     let progress = progress::Progress::new(todo.len() as u64);
+    let settings = group::Settings {
+        sampling: child::Sampling {
+            repeat: args.repeat,
+            min_sample: Duration::from_millis(args.min_sample_ms),
+        },
+        processes: args.processes,
+        limit: Duration::from_secs(args.timeout),
+        inject_panic: args.inject_panic.clone(),
+    };
     let mut not_ok = 0;
-    for (index, cell) in todo.iter().enumerate() {
-        let key = cell.key();
-        let label = format!("{} {} {}", key.workload, key.timers, key.implementation);
-        progress.start(index, &label);
-        let workload = &prepared[&case_id(&cell.case)];
-        let inject = args.inject_panic.as_deref() == Some(&cell_name(&key));
-        let record = child::run_cell(
-            cell,
-            workload,
-            child::Sampling {
-                repeat: args.repeat,
-                min_sample: Duration::from_millis(args.min_sample_ms),
-            },
-            Duration::from_secs(args.timeout),
-            inject,
-        );
-        results.append(&record)?;
-        if !matches!(record.status, Status::Ok | Status::Unsupported) {
-            not_ok += 1;
+    let mut first = 0;
+    // The plan lists each (workload, size)'s implementations together: one group each.
+    for cells in todo.chunk_by(|a, b| case_id(&a.case) == case_id(&b.case)) {
+        let workload = &prepared[&case_id(&cells[0].case)];
+        for record in group::measure(cells, workload, &settings, &progress, first) {
+            results.append(&record)?;
+            if !matches!(record.status, Status::Ok | Status::Unsupported) {
+                not_ok += 1;
+            }
         }
-        progress.finish_cell(index, &label, &record);
+        first += cells.len();
     }
     progress.done();
 
@@ -288,6 +301,16 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
             })
         })
         .collect())
+}
+
+/// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
+/// tell a flag given from a default.
+fn given_flags() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|word| word.starts_with("--"))
+        .map(|word| word.split('=').next().unwrap_or(&word).to_string())
+        .collect()
 }
 
 /// `WORKLOAD/TIMERS/IMPL`.

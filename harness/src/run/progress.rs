@@ -66,6 +66,14 @@ impl Progress {
         }
     }
 
+    /// A line of its own, above the bar on a terminal.
+    pub(super) fn note(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
+    }
+
     pub(super) fn done(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

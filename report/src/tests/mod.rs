@@ -158,6 +158,7 @@ pub(super) fn record(
             overhead_ns: 11.5,
         }),
         lateness: None,
+        conditions: Vec::new(),
         advance_series: (verified && family == "keepalive").then(|| AdvanceSeries {
             window_ops: timers / 50,
             max_ns: (0..200)
@@ -202,6 +203,8 @@ fn environment(host: &str, revision: &str) -> Environment {
         suite: "default".to_string(),
         repeat: 3,
         cell_timeout_seconds: 1800,
+        processes: 3,
+        min_sample_ms: 10,
     }
 }
 

@@ -7,6 +7,7 @@ use crate::cell::StdInstant;
 use crate::cell::testing::{spec_for, variant};
 use timerbench_impls::TimerId;
 use timerbench_impls::binary_heap::BinaryHeapTimers;
+use timerbench_workloads::load;
 use timerbench_workloads::program::Step;
 use timerbench_workloads::replay::Kind;
 

@@ -66,9 +66,12 @@ pub(in crate::cell) fn throughput<Q: TimerQueue<u64>>(
         diagnostics.throughput_drive_page_faults.push(faults);
     }
     let [per_op, per_unit, per_op_after, per_unit_after, per_fired] = figures;
+    let ns_per_op = spread(per_op);
     Ok(Throughput {
         repeats,
-        ns_per_op: spread(per_op),
+        processes: 1,
+        process_medians: vec![ns_per_op.median],
+        ns_per_op,
         ns_per_fired: (reference.fired > 0).then(|| spread(per_fired)),
         ns_per_unit: Some(spread(per_unit)),
         ns_per_op_after_fill: Some(spread(per_op_after)),

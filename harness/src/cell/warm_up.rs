@@ -1,0 +1,101 @@
+//! The two steps every measuring process takes, whatever else it does: the warm-up
+//! replay that verifies the implementation before any time is taken (exactly, or within
+//! its declared bound), and the timed samples of the throughput pass. A `full` cell
+//! process ([`super::measure`]) and a `samples` one ([`super::samples`]) share them, so that
+//! every process's figures rest on a verification of its own.
+
+use super::Diagnostics;
+use super::passes::throughput::throughput;
+use super::passes::timed::{Recipe, TimedWorkload};
+use super::passes::verify::{Verified, verify, verify_within_bound};
+use crate::schema::{CellSpec, Throughput};
+use std::time::Duration;
+use timerbench_impls::{Precision, TimerQueue, Variant};
+use timerbench_workloads::bounded::Lateness;
+use timerbench_workloads::reference::Summary;
+use timerbench_workloads::{Program, load};
+
+/// What the warm-up made of the implementation.
+pub(super) enum WarmUp {
+    /// It replayed as it declares.
+    Verified {
+        /// Its summary and peak.
+        verified: Verified,
+        /// What every later replay must reproduce: the model's outcome for an exact queue,
+        /// the queue's own verified outcome for an approximate one (it differs by design).
+        reference: Summary,
+        /// Its lateness, when approximate (boxed: a histogram is large).
+        lateness: Option<Box<Lateness>>,
+        /// As it declares it.
+        precision: Precision,
+    },
+    /// It did not: why (its first differing firing, or the bound it broke).
+    Unverified {
+        reason: String,
+        digest: Option<String>,
+    },
+}
+
+/// Replays `program` once through a fresh `Q` of `variant`, verified as its precision asks.
+/// An error is a workload that cannot be loaded again to explain a disagreement.
+pub(super) fn warm_up<Q: TimerQueue<u64>>(
+    spec: &CellSpec,
+    variant: &Variant,
+    program: &Program,
+) -> anyhow::Result<WarmUp> {
+    let precision = variant.build::<Q>(0).precision();
+    if precision.is_exact() {
+        return Ok(match verify::<Q>(variant, program, &spec.reference) {
+            Ok(verified) => WarmUp::Verified {
+                verified,
+                reference: spec.reference.clone(),
+                lateness: None,
+                precision,
+            },
+            Err(mismatch) => {
+                let checked = load(&spec.workload_path)?;
+                WarmUp::Unverified {
+                    reason: mismatch.explain::<Q>(variant, &checked, &spec.reference),
+                    digest: mismatch.digest,
+                }
+            }
+        });
+    }
+    Ok(match verify_within_bound::<Q>(variant, program) {
+        Ok((verified, lateness)) => WarmUp::Verified {
+            reference: verified.summary.clone(),
+            verified,
+            lateness: Some(Box::new(lateness)),
+            precision,
+        },
+        Err(mismatch) => WarmUp::Unverified {
+            reason: mismatch.message,
+            digest: mismatch.digest,
+        },
+    })
+}
+
+/// The throughput pass: `spec.repeat` samples of at least `spec.min_sample_ns` each, the
+/// workload split at its fill (timed apart) for the four figures of `FORMAT.md`'s *Per
+/// operation*; or how a replay disagreed with `reference`. Switches this thread's
+/// allocation counting off first: the timed passes pay for nothing but the structure.
+pub(super) fn sample<Q: TimerQueue<u64>>(
+    spec: &CellSpec,
+    recipe: Recipe<'_>,
+    program: &Program,
+    reference: &Summary,
+    diagnostics: &mut Diagnostics,
+) -> anyhow::Result<Result<Throughput, String>> {
+    crate::alloc::stop_counting();
+    let split =
+        TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)?;
+    let min_sample = Duration::from_nanos(spec.min_sample_ns);
+    Ok(throughput::<Q>(
+        &split,
+        recipe,
+        spec.repeat,
+        min_sample,
+        reference,
+        diagnostics,
+    ))
+}

@@ -1,0 +1,82 @@
+//! `--resume DIR`: the run in DIR continued with the settings it was started with.
+//!
+//! The folder records its command (`environment.json`, `command`). Resuming reads the
+//! suite, sizes, filters, implementations and sampling from it, so that `timerbench run
+//! --resume DIR` alone continues exactly that run; a flag given beside `--resume` must
+//! agree with the recorded one, or it is one clear error before anything runs (a run of
+//! another suite into the same folder would mix two plans).
+
+use super::Args;
+use anyhow::{Context, anyhow, bail};
+use std::path::Path;
+use timerbench_results::{ENVIRONMENT_FILE, RESULTS_FILE, read_environment};
+
+/// The `run` arguments alone, to parse a recorded command with.
+#[derive(clap::Parser)]
+#[command(name = "timerbench run")]
+struct Recorded {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// The settings of the run in `folder`, checked against `given` (this command's, whose
+/// explicitly typed long flags are `flags`).
+pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyhow::Result<Args> {
+    if !folder.join(RESULTS_FILE).exists() {
+        bail!(
+            "--resume {}: no {RESULTS_FILE} there to resume",
+            folder.display()
+        );
+    }
+    let environment_path = folder.join(ENVIRONMENT_FILE);
+    let environment = read_environment(&environment_path)?;
+    let command = environment.command;
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let run = words
+        .iter()
+        .position(|word| *word == "run")
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: `command` is not a `run`: `{command}`",
+                environment_path.display()
+            )
+        })?;
+    let recorded = <Recorded as clap::Parser>::try_parse_from(&words[run..])
+        .map(|parsed| parsed.args)
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| {
+            format!(
+                "{}: cannot read the run's command `{command}` to resume it",
+                environment_path.display()
+            )
+        })?;
+    let agreements = [
+        ("--suite", given.suite == recorded.suite),
+        ("--workload", given.workloads == recorded.workloads),
+        ("--timers", given.timers == recorded.timers),
+        ("--impl", given.selection == recorded.selection),
+        ("--peers", given.selection == recorded.selection),
+        ("--repeat", given.repeat == recorded.repeat),
+        (
+            "--min-sample-ms",
+            given.min_sample_ms == recorded.min_sample_ms,
+        ),
+        ("--processes", given.processes == recorded.processes),
+        ("--timeout", given.timeout == recorded.timeout),
+    ];
+    for (flag, agrees) in agreements {
+        if !agrees && flags.iter().any(|f| f == flag) {
+            bail!(
+                "{flag} contradicts the run in {}, started as `{command}`: --resume continues \
+                 it with its own settings; leave {flag} out, or start a new run with --out",
+                folder.display()
+            );
+        }
+    }
+    Ok(Args {
+        resume: given.resume.clone(),
+        out: None,
+        inject_panic: given.inject_panic.clone(),
+        ..recorded
+    })
+}
