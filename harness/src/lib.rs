@@ -6,9 +6,11 @@
 
 pub mod alloc;
 pub mod cell;
+pub mod compare;
 pub mod environment;
 pub mod generate;
 pub mod list;
+pub mod rank;
 pub mod replay;
 pub mod report;
 pub mod run;
@@ -38,6 +40,8 @@ enum Command {
     #[command(hide = true)]
     Cell(cell::Args),
     Report(report::Args),
+    Compare(compare::Args),
+    Rank(rank::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -50,6 +54,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Cell(args) => cell::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Rank(args) => rank::run(&args),
     };
     match result {
         Ok(code) => code,

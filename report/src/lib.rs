@@ -46,6 +46,7 @@ mod tests;
 pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
 pub use charts::register_fonts;
 pub use page::SECTIONS;
+pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, rank_run};
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};

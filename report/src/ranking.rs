@@ -7,11 +7,67 @@
 //! over the sizes they verified, so that no one size (or workload) dominates by its
 //! absolute times. A cell without figures is left out of the mean; an unsupported one
 //! (beyond the implementation's declared range) is counted apart, never as a failure.
+//!
+//! [`rank_run`] gives one run's rankings as the summary shows them, for `timerbench rank`
+//! to print in the terminal from this same code.
 
+use crate::catalog::Catalog;
 use crate::figures::{geometric_mean, ns_per_op, thousands};
 use crate::model::{Model, Workload};
-use crate::runs::Run;
+use crate::runs::{Run, load_run};
+use std::path::Path;
 use timerbench_results::Status;
+
+/// One run's rankings as the report's summary shows them: over all workloads, then one per
+/// workload family.
+pub struct RunRankings {
+    /// The folder's own name.
+    pub name: String,
+    /// The workloads in the run.
+    pub workloads: usize,
+    /// Over every workload.
+    pub overall: Ranking,
+    /// One per family, in the order of the family's first workload (the report's order).
+    pub families: Vec<FamilyRanking>,
+}
+
+/// The ranking of one workload family.
+pub struct FamilyRanking {
+    /// The family.
+    pub family: String,
+    /// Its workloads in the run, in the report's order.
+    pub workloads: Vec<String>,
+    /// The ranking over them.
+    pub ranking: Ranking,
+}
+
+/// Reads the results folder `folder` (any error names the file and line) and ranks its
+/// implementations as the report's summary does, with `catalog` giving the orders.
+pub fn rank_run(folder: &Path, catalog: &Catalog) -> anyhow::Result<RunRankings> {
+    let run = load_run(folder, 0)?;
+    let model = Model::new(vec![run], catalog)?;
+    let run = &model.runs[0];
+    let families = model
+        .families()
+        .into_iter()
+        .map(|family| FamilyRanking {
+            workloads: model
+                .workloads
+                .iter()
+                .filter(|w| w.family == family)
+                .map(|w| w.name.clone())
+                .collect(),
+            ranking: model.ranking(run, |w| w.family == family),
+            family,
+        })
+        .collect();
+    Ok(RunRankings {
+        name: run.name.clone(),
+        workloads: model.workloads.len(),
+        overall: model.ranking(run, |_| true),
+        families,
+    })
+}
 
 /// The ranking of the implementations over some cells of one run.
 pub struct Ranking {
