@@ -20,19 +20,54 @@ const TUNED: &str = "TIMERBENCH_CELL_TUNED";
 const GLIBC_TUNABLES: &str =
     "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615";
 
+/// Huge pages for the allocator's memory, when `TIMERBENCH_CELL_HUGE_PAGES=1`: glibc
+/// `madvise`s its heap for transparent huge pages, so that where a queue's arrays land
+/// in physical memory matters less (a 2 MiB page is contiguous).
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+const HUGE_PAGES: &str = "glibc.malloc.hugetlb=1";
+
+/// Whether the environment variable `name` is `1`: the switches for studying what makes
+/// two processes measure differently (`TIMERBENCH_CELL_HUGE_PAGES`,
+/// `TIMERBENCH_CELL_NO_ASLR`).
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+fn switched_on(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value == "1")
+}
+
 /// Re-executes this very binary (`/proc/self/exe`, the same file even if it was replaced
 /// on disk since), with the same arguments and standard streams, under
 /// [`GLIBC_TUNABLES`], unless this process is that re-execution already. glibc reads its
 /// tunables only at start-up. If the re-execution fails, the cell goes on untuned.
+///
+/// Two more settings, off unless asked for, to study the variance between processes:
+/// `TIMERBENCH_CELL_HUGE_PAGES=1` adds [`HUGE_PAGES`], and `TIMERBENCH_CELL_NO_ASLR=1`
+/// turns address-space randomisation off for the re-executed process (every process then
+/// has the same virtual layout).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(super) fn tune_allocator() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os(TUNED).is_some() {
         return;
     }
+    let mut ours = GLIBC_TUNABLES.to_string();
+    if switched_on("TIMERBENCH_CELL_HUGE_PAGES") {
+        ours = format!("{ours}:{HUGE_PAGES}");
+    }
+    if switched_on("TIMERBENCH_CELL_NO_ASLR") {
+        // SAFETY: `personality` only sets a flag of this process, read at the next
+        // `exec`; it touches no memory of ours.
+        unsafe {
+            let current = libc::personality(0xffff_ffff);
+            if current != -1 {
+                libc::personality(
+                    (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+        }
+    }
     let tunables = match std::env::var("GLIBC_TUNABLES") {
-        Ok(given) if !given.is_empty() => format!("{given}:{GLIBC_TUNABLES}"),
-        _ => GLIBC_TUNABLES.to_string(),
+        Ok(given) if !given.is_empty() => format!("{given}:{ours}"),
+        _ => ours,
     };
     let mut arguments = std::env::args_os();
     let name = arguments.next().unwrap_or_else(|| "timerbench".into());

@@ -60,8 +60,9 @@ pub struct Args {
     /// Run at this number of timers instead of the suite's sizes (repeatable).
     #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
-    /// Timed samples per cell, after a warm-up replay that also verifies.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed samples per process of a cell (so `--repeat` × `--processes` in all), after
+    /// a warm-up replay that also verifies.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// The least time one timed sample runs, milliseconds: it repeats the replay until
     /// then, so that a small workload is timed over many replays, not one short reading.
