@@ -78,7 +78,8 @@ pub(super) fn warm_up<Q: TimerQueue<u64>>(
 /// The throughput pass: `spec.repeat` samples of at least `spec.min_sample_ns` each, the
 /// workload split at its fill (timed apart) for the four figures of `FORMAT.md`'s *Per
 /// operation*; or how a replay disagreed with `reference`. Switches this thread's
-/// allocation counting off first: the timed passes pay for nothing but the structure.
+/// allocation counting off first: the timed passes pay for nothing but the structure
+/// (unless `TIMERBENCH_CELL_COUNT_ALLOCATIONS=1`, kept to measure what counting costs).
 pub(super) fn sample<Q: TimerQueue<u64>>(
     spec: &CellSpec,
     recipe: Recipe<'_>,
@@ -86,7 +87,9 @@ pub(super) fn sample<Q: TimerQueue<u64>>(
     reference: &Summary,
     diagnostics: &mut Diagnostics,
 ) -> anyhow::Result<Result<Throughput, String>> {
-    crate::alloc::stop_counting();
+    if std::env::var("TIMERBENCH_CELL_COUNT_ALLOCATIONS").as_deref() != Ok("1") {
+        crate::alloc::stop_counting();
+    }
     let split =
         TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)?;
     let min_sample = Duration::from_nanos(spec.min_sample_ns);
