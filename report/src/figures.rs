@@ -38,6 +38,44 @@ pub fn ns_per_op(record: &CellRecord) -> Option<f64> {
     (median.is_finite() && median > 0.0).then_some(median)
 }
 
+/// How a verified cell's samples spread between the processes that took them and within
+/// one: on a virtual machine one process's figures can differ from another's by far more
+/// than its own samples do, which only several processes show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessSpread {
+    /// The processes the samples came from (1 for a record older than the field).
+    pub processes: u32,
+    /// Each process's median ns/op, in the order run.
+    pub medians: Vec<f64>,
+    /// The MAD of the processes' medians over their median; `None` with one process,
+    /// which has no spread between processes to show.
+    pub between: Option<f64>,
+    /// The median over processes of each one's MAD over its median (with one process,
+    /// the MAD of all samples over their median).
+    pub within: f64,
+}
+
+/// The spreads between and within the processes of a verified cell.
+pub fn process_spread(record: &CellRecord) -> Option<ProcessSpread> {
+    ns_per_op(record)?;
+    let throughput = record.throughput.as_ref()?;
+    let processes = throughput.processes.max(1);
+    let within = throughput.within_process();
+    Some(ProcessSpread {
+        processes,
+        medians: throughput.process_medians.clone(),
+        between: (processes > 1).then(|| throughput.between_processes()),
+        within: if within.is_finite() { within } else { 0.0 },
+    })
+}
+
+/// Whether a verified cell was measured on a loaded machine: one of its processes saw a
+/// load average above the CPUs the measurement left free ([`CellRecord::under_load`]).
+/// Only cells with figures are said to be, since only their figures can be inflated.
+pub fn measured_under_load(record: &CellRecord) -> bool {
+    ns_per_op(record).is_some() && record.under_load()
+}
+
 /// The latency of operation kind `kind` in a verified cell that has any.
 pub fn latency<'r>(record: &'r CellRecord, kind: &str) -> Option<&'r Latency> {
     (record.status == Status::Ok)

@@ -12,7 +12,7 @@
 //! to print in the terminal from this same code.
 
 use crate::catalog::Catalog;
-use crate::figures::{geometric_mean, ns_per_op, thousands};
+use crate::figures::{geometric_mean, measured_under_load, ns_per_op, thousands};
 use crate::model::{Model, Workload};
 use crate::runs::{Run, load_run};
 use std::path::Path;
@@ -85,8 +85,14 @@ pub struct RankEntry {
     pub geomean: Option<f64>,
     /// Its largest ratio to the best, and where.
     pub worst: Option<(f64, String)>,
+    /// Whether the cell of its largest ratio was measured under load (its figure may be
+    /// inflated, which could make it the worst).
+    pub worst_under_load: bool,
     /// The cells it verified (of [`Ranking::cells`]).
     pub covered: usize,
+    /// Of them, those measured under load: in the mean like the others, but their figures
+    /// may be inflated.
+    pub under_load: usize,
     /// Of the others, those beyond its declared range (unsupported, not run): left out
     /// like any cell it has no figure for, but said apart, since they are no failure.
     pub unsupported: usize,
@@ -114,25 +120,34 @@ impl Model {
             .map(|implementation| {
                 let mut ratios = Vec::new();
                 let mut worst: Option<(f64, String)> = None;
+                let mut worst_under_load = false;
+                let mut under_load = 0;
                 let mut unsupported = 0;
                 for &(workload, timers) in &sizes {
                     let record = run.cell(&workload.name, timers, &implementation.name);
                     unsupported +=
                         usize::from(record.is_some_and(|r| r.status == Status::Unsupported));
-                    let Some(ratio) = record.and_then(|record| run.ratio_to_best(record)) else {
+                    let Some((record, ratio)) =
+                        record.and_then(|record| Some((record, run.ratio_to_best(record)?)))
+                    else {
                         continue;
                     };
                     ratios.push(ratio);
+                    let loaded = measured_under_load(record);
+                    under_load += usize::from(loaded);
                     if worst.as_ref().is_none_or(|(w, _)| ratio > *w) {
                         let at = format!("{} at {}", workload.name, thousands(timers));
                         worst = Some((ratio, at));
+                        worst_under_load = loaded;
                     }
                 }
                 RankEntry {
                     implementation: implementation.name.clone(),
                     geomean: geometric_mean(&ratios),
                     worst,
+                    worst_under_load,
                     covered: ratios.len(),
+                    under_load,
                     unsupported,
                 }
             })

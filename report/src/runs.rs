@@ -1,7 +1,7 @@
 //! The results folders of a report, read and checked, and the figures of one run at a
 //! glance: a cell's record, the best speed at a size, a cell's ratio to it.
 
-use crate::figures::{decode_histogram, describe, ns_per_op};
+use crate::figures::{decode_histogram, describe, measured_under_load, ns_per_op, process_spread};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +46,38 @@ impl Run {
     pub fn ratio_to_best(&self, record: &CellRecord) -> Option<f64> {
         let ns = ns_per_op(record)?;
         Some(ns / self.best(&record.key.workload, record.key.timers)?)
+    }
+
+    /// The processes that took each cell's samples: what `environment.json` says, else the
+    /// most any record says, at least 1 (records older than the field had one).
+    pub fn processes(&self) -> u32 {
+        let recorded = self.environment.as_ref().map_or(0, |e| e.processes);
+        if recorded > 0 {
+            return recorded;
+        }
+        self.records
+            .values()
+            .filter_map(|r| r.throughput.as_ref())
+            .map(|t| t.processes)
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// Whether any verified cell's samples came from more than one process: only then do
+    /// the tables show the spread between processes.
+    pub fn several_processes(&self) -> bool {
+        self.records
+            .values()
+            .filter_map(process_spread)
+            .any(|s| s.processes > 1)
+    }
+
+    /// The verified cells, and of them those measured under load.
+    pub fn under_load(&self) -> (usize, usize) {
+        let verified = self.records.values().filter(|r| ns_per_op(r).is_some());
+        let loaded = verified.clone().filter(|r| measured_under_load(r)).count();
+        (verified.count(), loaded)
     }
 
     /// `A (folder name)`.

@@ -141,6 +141,21 @@ fn a_schema_1_folder_renders_every_section_workload_and_chart() {
     assert!(html.contains("injected panic: the cell spec asked for one"));
     assert!(html.contains("1 cell did not verify"));
     assert!(html.contains("run --suite smoke --workload start-stop --workload burst"));
+    one_process_and_no_conditions(&html);
+}
+
+/// A folder older than a cell's several processes and their conditions: each cell is one
+/// process, with no spread between processes to show and no load to flag.
+fn one_process_and_no_conditions(html: &str) {
+    assert!(
+        !html.contains("class=\"num spread"),
+        "no spread between processes"
+    );
+    assert!(!html.contains("badge load"), "no cell flagged");
+    assert!(!html.contains("Measured under load"));
+    let environment = section(html, "environment");
+    assert!(environment.contains("<th>processes per cell</th><td>1 (the run predates"));
+    assert!(environment.contains("<th>cells measured under load</th><td>not recorded"));
 }
 
 #[test]
@@ -199,6 +214,7 @@ fn a_schema_2_folder_renders_its_variants_and_the_lateness_of_the_approximate_on
     assert!(lateness.contains("2,061 <span class=\"note\">(up to 2,458,922,613 ticks)"));
     assert!(lateness.contains("No approximate cell fired a timer in lockstep"));
     assert!(!html.contains("did not verify;"), "every cell verified");
+    one_process_and_no_conditions(&html);
 
     // Every chart is well-formed SVG, one per figure.
     let svgs = html.matches("<svg").count();

@@ -45,6 +45,17 @@ pub struct SummaryRow {
     pub lateness_p99_ticks: Option<u64>,
     /// The largest lateness, ticks, for the same.
     pub lateness_max_ticks: Option<u64>,
+    /// The processes the samples came from (1 for a record older than the field).
+    pub processes: Option<u32>,
+    /// The spread between them ([`crate::Throughput::between_processes`]), a fraction;
+    /// empty with one process, which has no spread between processes to give (a 0 would
+    /// read as processes that agreed).
+    pub between_processes: Option<f64>,
+    /// The spread within one ([`crate::Throughput::within_process`]), a fraction.
+    pub within_process: Option<f64>,
+    /// Whether any process of the cell saw a load above the CPUs it left free
+    /// ([`CellRecord::under_load`]); `false` for a record without conditions.
+    pub under_load: bool,
 }
 
 impl SummaryRow {
@@ -52,6 +63,8 @@ impl SummaryRow {
     pub fn of(record: &CellRecord) -> SummaryRow {
         let clock = record.clock_latency();
         let lateness = record.lateness.as_ref();
+        let throughput = record.throughput.as_ref();
+        let processes = throughput.map(|t| t.processes.max(1));
         SummaryRow {
             workload: record.key.workload.clone(),
             timers: record.key.timers,
@@ -78,6 +91,14 @@ impl SummaryRow {
             },
             lateness_p99_ticks: lateness.and_then(|l| l.percentiles.get("p99").copied()),
             lateness_max_ticks: lateness.and_then(|l| l.percentiles.get("max").copied()),
+            processes,
+            between_processes: throughput
+                .filter(|t| t.processes > 1)
+                .map(|t| t.between_processes()),
+            within_process: throughput
+                .map(|t| t.within_process())
+                .filter(|w| w.is_finite()),
+            under_load: record.under_load(),
         }
     }
 }

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_results::{
-    Appender, CellIdentity, CellKey, CellRecord, Environment, Latency, Lateness, Memory,
-    SCHEMA_VERSION, Status, Throughput, latest_by_cell, newest_run, read_environment, read_records,
-    recorded_so_far, spread, write_environment, write_summary,
+    Appender, CellIdentity, CellKey, CellRecord, Conditions, Environment, Latency, Lateness,
+    Memory, SCHEMA_VERSION, Status, Throughput, latest_by_cell, newest_run, read_environment,
+    read_records, recorded_so_far, spread, write_environment, write_summary,
 };
 
 fn record(workload: &str, timers: u64, implementation: &str, status: Status) -> CellRecord {
@@ -146,6 +146,24 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         percentiles: [("p99".to_string(), 63), ("max".to_string(), 64)].into(),
         histogram_v2: String::new(),
     });
+    // Sampled by three processes with medians 100, 103 and 97 (their MAD 3, 3% of 100),
+    // each process's samples ±1 around its median (1/103, 1/100, 1/97 of it, whose median
+    // is 1%); the second process under load.
+    let throughput = variant.throughput.as_mut().unwrap();
+    throughput.ns_per_op = spread(vec![
+        100.0, 101.0, 99.0, 103.0, 104.0, 102.0, 97.0, 98.0, 96.0,
+    ]);
+    throughput.processes = 3;
+    throughput.process_medians = vec![100.0, 103.0, 97.0];
+    let conditions = |load: f64| Conditions {
+        role: "samples".to_string(),
+        cpu: Some(1),
+        load_before: Some(load),
+        load_after: Some(load),
+        governor: None,
+        cpus: 2,
+    };
+    variant.conditions = vec![conditions(0.5), conditions(1.5), conditions(0.5)];
     // A record of schema 1: no base, parameters or precision.
     let mut old = record("hold", 1_000, "btree", Status::Timeout);
     old.schema = 1;
@@ -166,15 +184,20 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         [
             "workload,timers,implementation,status,ns_per_op_median,ns_per_op_mad,\
              advance_p99_ns,advance_max_ns,bytes_per_pending_timer,peak_rss_bytes,reason,\
-             implementation_base,parameters,precision,lateness_p99_ticks,lateness_max_ticks",
+             implementation_base,parameters,precision,lateness_p99_ticks,lateness_max_ticks,\
+             processes,between_processes,within_process,under_load",
             "hold,1000,binary-heap,unsupported,,,,,,,\"it, panicked \"\"here\"\"\",\
-             binary-heap,,exact,,",
+             binary-heap,,exact,,,,,,false",
             // The base derived from the label when the record has none.
-            "hold,1000,btree,timeout,,,,,,,\"it, panicked \"\"here\"\"\",btree,,,,",
-            // `next` is the clock-moving kind when there is no `advance`.
-            "hold,2000,btree,ok,11.0,1.0,70,700,32.0,4194304,,btree,,exact,,",
-            "hold,2000,linux-wheel:levels=8,ok,11.0,1.0,70,700,32.0,4194304,,\
-             linux-wheel,levels=8;shift=3,approximate,63,64",
+            "hold,1000,btree,timeout,,,,,,,\"it, panicked \"\"here\"\"\",btree,,,,,,,,false",
+            // `next` is the clock-moving kind when there is no `advance`. One process (a
+            // record older than the field): no spread between processes, the MAD of all
+            // samples over their median within it.
+            "hold,2000,btree,ok,11.0,1.0,70,700,32.0,4194304,,btree,,exact,,,\
+             1,,0.09090909090909091,false",
+            // Three processes, the second under load.
+            "hold,2000,linux-wheel:levels=8,ok,100.0,2.0,70,700,32.0,4194304,,\
+             linux-wheel,levels=8;shift=3,approximate,63,64,3,0.03,0.01,true",
         ]
     );
 }

@@ -1,14 +1,19 @@
-//! The environment of each run (machine, build, suite, limits) side by side, the commands
-//! that reproduce each run, and the command that made this report.
+//! The environment of each run (machine, build, suite, limits, how each cell was sampled,
+//! and what its processes saw: the CPU they were pinned to, its governor, the load) side
+//! by side, the commands that reproduce each run, and the command that made this report.
 
 use super::Context;
 use super::format::shell_word;
 use crate::runs::Run;
 use maud::{Markup, html};
-use timerbench_results::{Environment, Status};
+use std::collections::BTreeSet;
+use timerbench_results::{Conditions, Environment, Status};
 
 /// A row of the environment table: its heading and how to read it off `environment.json`.
 type Field = (&'static str, fn(&Environment) -> String);
+
+/// A row read off the records of a run instead: what each cell's processes saw.
+type Seen = (&'static str, fn(&Run) -> String);
 
 const FIELDS: &[Field] = &[
     ("host", |e| e.host.clone()),
@@ -22,11 +27,93 @@ const FIELDS: &[Field] = &[
     ("git revision", |e| e.git_revision.clone()),
     ("started (UTC)", |e| e.started.clone()),
     ("suite", |e| e.suite.clone()),
-    ("timed repeats per cell", |e| e.repeat.to_string()),
     ("time limit per cell", |e| {
         format!("{} s", e.cell_timeout_seconds)
     }),
+    ("processes per cell", |e| match e.processes {
+        0 => "1 (the run predates --processes)".to_string(),
+        n => n.to_string(),
+    }),
+    ("timed samples per process", |e| e.repeat.to_string()),
 ];
+
+/// What the records say of the conditions of their processes.
+const SEEN: &[Seen] = &[
+    ("least time per sample", least_sample_time),
+    ("pinned to CPU", |run| {
+        let cpus: BTreeSet<u32> = conditions(run).filter_map(|c| c.cpu).collect();
+        let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        match cpus.as_slice() {
+            [] if any_conditions(run) => "not pinned".to_string(),
+            [] => NOT_RECORDED.to_string(),
+            _ => cpus.join(", "),
+        }
+    }),
+    ("CPU frequency governor", |run| {
+        let governors: BTreeSet<&str> = conditions(run)
+            .filter_map(|c| c.governor.as_deref())
+            .collect();
+        let governors: Vec<&str> = governors.into_iter().collect();
+        match governors.as_slice() {
+            [] if any_conditions(run) => "not exposed (no cpufreq)".to_string(),
+            [] => NOT_RECORDED.to_string(),
+            _ => governors.join(", "),
+        }
+    }),
+    ("load average (1 min)", |run| {
+        let loads: Vec<f64> = conditions(run)
+            .flat_map(|c| [c.load_before, c.load_after])
+            .flatten()
+            .collect();
+        let low = loads.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = loads.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if loads.is_empty() {
+            NOT_RECORDED.to_string()
+        } else {
+            format!("{low:.2} to {high:.2}, at the start and end of each cell process")
+        }
+    }),
+    ("cells measured under load", |run| {
+        let (verified, loaded) = run.under_load();
+        if any_conditions(run) {
+            format!("{loaded} of {verified} verified")
+        } else {
+            NOT_RECORDED.to_string()
+        }
+    }),
+];
+
+/// What a row says of a run whose records predate the conditions of their processes.
+const NOT_RECORDED: &str = "not recorded (the run predates it)";
+
+/// The conditions of every process of every cell of `run`.
+fn conditions(run: &Run) -> impl Iterator<Item = &Conditions> {
+    run.records.values().flat_map(|r| &r.conditions)
+}
+
+fn any_conditions(run: &Run) -> bool {
+    conditions(run).next().is_some()
+}
+
+/// The least time of one sample: `environment.json`'s, else the records', else none (each
+/// sample was one replay then).
+fn least_sample_time(run: &Run) -> String {
+    let from_environment = run.environment.as_ref().map_or(0, |e| e.min_sample_ms);
+    let from_records = run
+        .records
+        .values()
+        .filter_map(|r| r.throughput.as_ref())
+        .map(|t| t.min_sample_ns)
+        .max()
+        .unwrap_or(0);
+    if from_environment > 0 {
+        format!("{from_environment} ms")
+    } else if from_records > 0 {
+        format!("{} ms", from_records as f64 / 1e6)
+    } else {
+        "none: each sample one replay".to_string()
+    }
+}
 
 pub(super) fn section(context: &Context) -> Markup {
     let model = context.model;
@@ -57,6 +144,12 @@ pub(super) fn section(context: &Context) -> Markup {
                                 }
                             }
                         }
+                    }
+                }
+                @for (name, read) in SEEN {
+                    tr {
+                        th { (name) }
+                        @for run in &model.runs { td { (read(run)) } }
                     }
                 }
                 tr {

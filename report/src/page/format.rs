@@ -50,6 +50,17 @@ pub fn decimals_for(ns: f64) -> usize {
     }
 }
 
+/// A relative spread as a percentage with its sign: `±2.4%`, or `±0.04%` below a tenth of
+/// a percent, where one decimal would round a real spread to nothing.
+pub fn spread_percent(fraction: f64) -> String {
+    let percent = 100.0 * fraction;
+    if percent > 0.0 && percent < 0.1 {
+        format!("±{percent:.2}%")
+    } else {
+        format!("±{percent:.1}%")
+    }
+}
+
 /// `1.23×`.
 pub fn ratio(r: f64) -> String {
     format!("{r:.2}×")
@@ -124,6 +135,9 @@ mod tests {
         assert_eq!(ns_number(12.345, 1), "12.3");
         assert_eq!(decimals_for(5.0), 2);
         assert_eq!(ratio(1.0), "1.00×");
+        assert_eq!(spread_percent(0.024), "±2.4%");
+        assert_eq!(spread_percent(0.0004), "±0.04%");
+        assert_eq!(spread_percent(0.0), "±0.0%");
         assert_eq!(ratio_class(0.5), "faster");
         assert_eq!(short_reason("first line\nsecond", 100), "first line…");
         assert_eq!(short_reason("abc", 100), "abc");

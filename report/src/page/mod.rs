@@ -12,6 +12,7 @@ mod environment;
 mod format;
 mod implementations;
 mod lateness;
+mod load;
 mod not_verified;
 mod summary;
 mod workloads;

@@ -2,11 +2,19 @@
 //! means and hides, and the ranking tables, overall and one card per workload family;
 //! with several runs, the other runs' figures beside the first's.
 
-use super::Context;
 use super::format::{self, ratio, ratio_class};
+use super::{Context, load};
 use crate::model::{Workload, counts_against};
 use crate::ranking::{RankEntry, Ranking};
 use maud::{Markup, html};
+
+/// The tooltip of the count of cells measured under load in a ranking.
+const UNDER_LOAD: &str = "of these cells, those measured under load (a load average above the \
+CPUs the measurement left free during one of their processes): in the mean like the others, \
+but their figures may be inflated";
+
+/// The tooltip of a worst cell measured under load.
+const WORST_UNDER_LOAD: &str = "this cell was measured under load: its figure may be inflated";
 
 pub(super) fn section(context: &Context) -> Markup {
     let model = context.model;
@@ -22,6 +30,7 @@ pub(super) fn section(context: &Context) -> Markup {
         .collect();
     let body = html! {
         (headline(context, &overall, &rankings))
+        (load::summary(model))
         p {
             "A cell's " em { "ratio to the best" } " is its median time per operation over the \
              smallest any implementation reached on the same workload at the same size (1.00× \
@@ -210,13 +219,27 @@ fn ranking_table(
                         @if let Some((worst, _)) = &entry.worst { (ratio(*worst)) }
                     }
                     @if wide {
-                        td { @if let Some((_, at)) = &entry.worst { (at) } }
+                        td {
+                            @if let Some((_, at)) = &entry.worst {
+                                (at)
+                                @if entry.worst_under_load {
+                                    " " span.badge.load title=(WORST_UNDER_LOAD) { "load" }
+                                }
+                            }
+                        }
                     }
                     td.num {
                         (entry.covered) " of " (ranking.cells)
                         @if entry.unsupported > 0 {
                             " " span.note title="beyond its declared range: not run" {
                                 "(" (entry.unsupported) " unsupported)"
+                            }
+                        }
+                        // In the wide table only: a family card has no room for it, and the
+                        // workload tables mark each cell.
+                        @if wide && entry.under_load > 0 {
+                            " " span.badge.load title=(UNDER_LOAD) {
+                                (entry.under_load) " load"
                             }
                         }
                     }

@@ -1,21 +1,33 @@
 //! The workloads: per workload what it models, its parameters, how to regenerate it, the
-//! table of every cell (speed, ratio to the best, tail latency of the clock-moving
-//! operation, memory; with several runs, each run's columns and the ratios between them),
-//! and its charts ([`super::charts`]).
+//! table of every cell (speed, the spread between its processes and within one, ratio to
+//! the best, tail latency of the clock-moving operation, memory; with several runs, each
+//! run's columns and the ratios between them; the cells measured under load marked, see
+//! [`super::load`]), and its charts ([`super::charts`]).
 
 use super::format::{
-    self, decimals_for, ns_number, ratio, ratio_class, short_reason, status_badge, workload_anchor,
+    self, decimals_for, ns_number, ratio, ratio_class, short_reason, spread_percent, status_badge,
+    workload_anchor,
 };
-use super::{Context, charts};
+use super::{Context, charts, load};
 use crate::charts::{Chart, nanoseconds_label};
-use crate::figures::{bytes_per_timer, latency, ns_per_op, thousands};
+use crate::figures::{
+    bytes_per_timer, latency, measured_under_load, ns_per_op, process_spread, thousands,
+};
 use crate::model::{Workload, counts_against};
 use crate::runs::Run;
 use anyhow::Context as _;
 use maud::{Markup, html};
+use timerbench_results::CellRecord;
 
-/// The columns of one run in a workload table.
+/// The columns of one run in a workload table, without the spread between processes.
 const COLUMNS_PER_RUN: usize = 6;
+
+/// The columns of `run` in a workload table: the spread between and within processes is
+/// one more, for a run whose samples came from several processes (older records have one,
+/// whose spread the MAD beside the median already is).
+fn columns_of(run: &Run) -> usize {
+    COLUMNS_PER_RUN + usize::from(run.several_processes())
+}
 
 /// The section, and the charts it draws (into `drawn`).
 pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Result<Markup> {
@@ -42,6 +54,18 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
             code { "advance" } ", " code { "next" } " or " code { "tick" } ", named in the \
              header), from a separate pass that times each operation; " em { "B/timer" }
             " the peak live heap bytes of the queue over the peak number of pending timers."
+            @if model.runs.iter().any(Run::several_processes) {
+                " A cell's samples come from several processes, interleaved with the other \
+                 implementations'; " em { "between / within" } " is the spread of the \
+                 processes' medians (their median absolute deviation over their median), then \
+                 the spread of the samples within one process (the median over the processes \
+                 of the same ratio). A spread between well above the spread within is drift \
+                 from one process to the next, which the samples of one process cannot show."
+            }
+            @if model.runs.iter().any(|run| run.under_load().1 > 0) {
+                " A cell marked " span.badge.load { "load" } " was measured while the machine \
+                 was busier than the measurement allows (the legend under its table says how)."
+            }
             @if model.several() {
                 " The last columns are each run's ns/op over the first run's ("
                 span.faster { "green: faster" } ", " span.slower { "red: slower" } ")."
@@ -104,7 +128,12 @@ fn table(context: &Context, workload: &Workload) -> Markup {
     let base = &runs[0];
     let kind = workload.clock_kind.as_deref();
     let kind_label = kind.unwrap_or("latency");
-    let columns = 1 + COLUMNS_PER_RUN * runs.len() + (runs.len() - 1);
+    let columns = 1 + runs.iter().map(columns_of).sum::<usize>() + (runs.len() - 1);
+    let cells = runs.iter().flat_map(|run| {
+        run.records
+            .values()
+            .filter(|r| r.key.workload == workload.name)
+    });
     html! {
         div.scroll {
             table.cells {
@@ -112,15 +141,16 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                     tr.group {
                         th {}
                         @for run in runs {
-                            th.sep colspan=(COLUMNS_PER_RUN) { (run.title()) }
+                            th.sep colspan=(columns_of(run)) { (run.title()) }
                         }
                         th.sep colspan=(runs.len() - 1) { "ratio" }
                     }
                 }
                 tr {
                     th { "Implementation" }
-                    @for _ in runs {
+                    @for run in runs {
                         th.num.sep { "ns/op ± MAD" }
+                        @if run.several_processes() { (spread_header(run)) }
                         th.num { "× best" }
                         th.num title=(format!("{kind_label} latency, 99th percentile")) {
                             (kind_label) " p99"
@@ -157,6 +187,22 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                     }
                 }
             }
+        }
+        (load::legend(cells))
+    }
+}
+
+/// The header of the spread between and within processes, with the run's processes.
+fn spread_header(run: &Run) -> Markup {
+    let processes = run.processes();
+    let title = format!(
+        "the spread of ns/op between the {processes} processes that took each cell's samples \
+         (the median absolute deviation of their medians over their median), then within one \
+         process (the median over the processes of each one's MAD over its median)"
+    );
+    html! {
+        th.num title=(title) {
+            "between / within" br; span.note { (processes) " processes" }
         }
     }
 }
@@ -195,7 +241,7 @@ fn run_columns(
     kind: Option<&str>,
 ) -> Markup {
     let Some(record) = run.cell(&workload.name, timers, name) else {
-        return html! { td.na.sep colspan=(COLUMNS_PER_RUN) { "not run" } };
+        return html! { td.na.sep colspan=(columns_of(run)) { "not run" } };
     };
     let (Some(median), Some(throughput)) = (ns_per_op(record), record.throughput.as_ref()) else {
         let reason = record.reason.as_deref().unwrap_or("no figures recorded");
@@ -206,7 +252,7 @@ fn run_columns(
             "na"
         };
         return html! {
-            td.sep.(class) colspan=(COLUMNS_PER_RUN) {
+            td.sep.(class) colspan=(columns_of(run)) {
                 (status_badge(record.status)) " " (short_reason(reason, 90))
                 @if let Some(id) = context.failure_id(&run.label, record) {
                     " " a href=(format!("#{id}")) { "(reason)" }
@@ -220,8 +266,11 @@ fn run_columns(
     let latency = kind.and_then(|k| latency(record, k));
     html! {
         td.num.sep.best[best] {
+            // The mark before the figure, so that the figures stay aligned on the right.
+            @if measured_under_load(record) { (load::mark(record)) " " }
             (ns_number(median, decimals)) " ± " (ns_number(throughput.ns_per_op.mad, decimals))
         }
+        @if run.several_processes() { (spread_cell(record)) }
         td.num.best[best] { @if let Some(r) = to_best { (ratio(r)) } }
         @for percentile in ["p99", "p99.9", "max"] {
             td.num {
@@ -236,6 +285,41 @@ fn run_columns(
                 Some(bytes) => (format!("{bytes:.1}")),
                 None => "–",
             }
+        }
+    }
+}
+
+/// The spread between a cell's processes and within one: `±2.4% / ±0.8%`, or `– / ±0.8%`
+/// for a cell of one process (a record older than the field, or a run resumed from one).
+fn spread_cell(record: &CellRecord) -> Markup {
+    let Some(spread) = process_spread(record) else {
+        return html! { td.num.spread.na { "–" } };
+    };
+    let medians: Vec<String> = spread
+        .medians
+        .iter()
+        .map(|m| ns_number(*m, decimals_for(*m)))
+        .collect();
+    let title = match spread.between {
+        Some(between) => format!(
+            "between its {} processes (medians {} ns/op, in the order run): {}; within one: {}",
+            spread.processes,
+            medians.join(", "),
+            spread_percent(between),
+            spread_percent(spread.within)
+        ),
+        None => format!(
+            "one process, so no spread between processes; within it: {}",
+            spread_percent(spread.within)
+        ),
+    };
+    html! {
+        td.num.spread title=(title) {
+            @match spread.between {
+                Some(between) => (spread_percent(between)),
+                None => span.na { "–" },
+            }
+            " / " (spread_percent(spread.within))
         }
     }
 }

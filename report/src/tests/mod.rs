@@ -2,7 +2,8 @@
 //! three of the project's implementations and a peer, with failed, timed-out and
 //! unverified cells, described by a catalog made here too. This module makes them; the
 //! tests are in [`page`] (what the page shows), [`lateness`] (approximate
-//! implementations, variants and unsupported cells) and [`errors`] (what it refuses).
+//! implementations, variants and unsupported cells), [`processes`] (the spread between a
+//! cell's processes, cells measured under load) and [`errors`] (what it refuses).
 //!
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
@@ -10,6 +11,7 @@
 mod errors;
 mod lateness;
 mod page;
+mod processes;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
 use hdrhistogram::Histogram;
@@ -188,7 +190,7 @@ pub(super) fn throughput(ns: f64) -> Throughput {
     serde_json::from_value(json).expect("a throughput record")
 }
 
-fn environment(host: &str, revision: &str) -> Environment {
+pub(super) fn environment(host: &str, revision: &str) -> Environment {
     Environment {
         schema: SCHEMA_VERSION,
         cpu: "Test CPU @ 3.0GHz".to_string(),
@@ -208,21 +210,34 @@ fn environment(host: &str, revision: &str) -> Environment {
     }
 }
 
-/// Writes a results folder of every (workload, size, implementation) cell.
-pub(super) fn write_run(folder: &Path, host: &str, speedup: f64) {
-    std::fs::create_dir_all(folder).unwrap();
-    let mut lines = String::new();
+/// Every (workload, size, implementation) cell of a run at `speedup`.
+pub(super) fn records(speedup: f64) -> Vec<CellRecord> {
+    let mut records = Vec::new();
     for (workload, family) in WORKLOADS {
         for &timers in SIZES {
             for implementation in IMPLEMENTATIONS {
-                let record = record(workload, family, timers, implementation, speedup);
-                lines.push_str(&serde_json::to_string(&record).unwrap());
-                lines.push('\n');
+                records.push(record(workload, family, timers, implementation, speedup));
             }
         }
     }
+    records
+}
+
+/// Writes a results folder of every (workload, size, implementation) cell.
+pub(super) fn write_run(folder: &Path, host: &str, speedup: f64) {
+    write_folder(folder, &records(speedup), &environment(host, "abc1234"));
+}
+
+/// Writes a results folder of `records` and `environment`.
+pub(super) fn write_folder(folder: &Path, records: &[CellRecord], environment: &Environment) {
+    std::fs::create_dir_all(folder).unwrap();
+    let mut lines = String::new();
+    for record in records {
+        lines.push_str(&serde_json::to_string(record).unwrap());
+        lines.push('\n');
+    }
     std::fs::write(folder.join("results.jsonl"), lines).unwrap();
-    let environment = serde_json::to_string_pretty(&environment(host, "abc1234")).unwrap();
+    let environment = serde_json::to_string_pretty(environment).unwrap();
     std::fs::write(folder.join("environment.json"), environment).unwrap();
 }
 
