@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use timerbench_report::thousands;
 use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, spread};
 
 /// How many combined standard deviations apart two medians must be to be beyond noise.
@@ -528,19 +529,6 @@ pub fn ns(value: f64) -> String {
     } else {
         format!("{value:.2}")
     }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -121,6 +121,14 @@ fn summary_row(name: &str, s: &Summary, elapsed: Option<Duration>, verdict: &str
     ]
 }
 
+/// A row with no figures: the name and the verdict.
+fn verdict_only(name: &str, verdict: &str) -> Vec<String> {
+    let mut row = vec![name.to_string()];
+    row.extend(std::iter::repeat_n(String::new(), 9));
+    row.push(verdict.into());
+    row
+}
+
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let chosen = args.selection.variants();
     if args.expiries.is_some() && (chosen.len() != 1 || args.files.len() != 1) {
@@ -182,17 +190,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     lateness.push(format!("{label}: {}", replay.lateness.describe()));
                 }
                 Outcome::Refused(why) => {
-                    let mut row = vec![label.to_string()];
-                    row.extend(std::iter::repeat_n(String::new(), 9));
-                    row.push("UNSUPPORTED".into());
-                    table.row(row);
+                    table.row(verdict_only(label, "UNSUPPORTED"));
                     refusals.push(format!("{label}: {why}"));
                 }
                 Outcome::Failed(error) => {
-                    let mut row = vec![label.to_string()];
-                    row.extend(std::iter::repeat_n(String::new(), 9));
-                    row.push("FAILED".into());
-                    table.row(row);
+                    table.row(verdict_only(label, "FAILED"));
                     errors.push(format!("{label}: {error}"));
                 }
             }

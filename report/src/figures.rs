@@ -70,7 +70,7 @@ pub fn process_spread(record: &CellRecord) -> Option<ProcessSpread> {
 }
 
 /// Whether a verified cell was measured on a loaded machine: one of its processes saw a
-/// load average above the CPUs the measurement left free ([`CellRecord::under_load`]).
+/// load average above the machine's CPUs ([`CellRecord::under_load`]).
 /// Only cells with figures are said to be, since only their figures can be inflated.
 pub fn measured_under_load(record: &CellRecord) -> bool {
     ns_per_op(record).is_some() && record.under_load()

@@ -45,6 +45,7 @@ mod tests;
 
 pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
 pub use charts::register_fonts;
+pub use figures::thousands;
 pub use page::SECTIONS;
 pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, rank_run};
 

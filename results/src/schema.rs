@@ -164,14 +164,21 @@ pub struct Conditions {
 }
 
 impl Conditions {
-    /// Whether the machine was loaded beyond the CPUs the measurement left free: a load
-    /// average above `cpus - 1` (the measuring process itself is the 1) before or after.
+    /// The load average above which the process measured under load: its CPUs. The
+    /// measuring process is one of the load (about 1 on a quiet machine); anything above
+    /// the CPUs means other work wanted more than the CPUs the measurement left free, so
+    /// some of it ran on (or shared the caches and memory bandwidth of) the measuring CPU.
+    pub fn load_threshold(&self) -> f64 {
+        f64::from(self.cpus.max(1))
+    }
+
+    /// Whether the load average before or after was above [`Conditions::load_threshold`].
     pub fn under_load(&self) -> bool {
-        let free = f64::from(self.cpus.saturating_sub(1).max(1));
+        let threshold = self.load_threshold();
         [self.load_before, self.load_after]
             .into_iter()
             .flatten()
-            .any(|load| load > free)
+            .any(|load| load > threshold)
     }
 }
 

@@ -163,7 +163,7 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         governor: None,
         cpus: 2,
     };
-    variant.conditions = vec![conditions(0.5), conditions(1.5), conditions(0.5)];
+    variant.conditions = vec![conditions(0.5), conditions(2.5), conditions(0.5)];
     // A record of schema 1: no base, parameters or precision.
     let mut old = record("hold", 1_000, "btree", Status::Timeout);
     old.schema = 1;

@@ -13,13 +13,14 @@ use crate::schema::Conditions;
 /// Pins this thread to the last CPU and reads the conditions at the start of a process
 /// doing `role` (`full` or `samples`).
 pub fn begin(role: &str) -> Conditions {
+    // Counted before pinning: once pinned, the process sees only its one CPU.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let cpu = cores
         .last()
         .copied()
         .filter(|&core| core_affinity::set_for_current(core))
         .map(|core| core.id as u32);
-    let cpus = std::thread::available_parallelism().map_or(cores.len().max(1), |n| n.get());
     Conditions {
         role: role.to_string(),
         cpu,
@@ -66,7 +67,11 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(conditions.role, "full");
-        assert!(conditions.cpus >= 1);
+        let machine = std::thread::available_parallelism().unwrap().get() as u32;
+        assert_eq!(
+            conditions.cpus, machine,
+            "the machine's CPUs, not the pinned one"
+        );
         let cpu = conditions.cpu.expect("Linux lets a thread pin itself");
         assert!(cpu < conditions.cpus.max(cpu + 1));
         assert!(conditions.load_before.is_some() && conditions.load_after.is_some());
@@ -77,13 +82,14 @@ mod tests {
         let mut conditions = Conditions {
             role: "samples".into(),
             cpu: Some(1),
-            load_before: Some(0.9),
-            load_after: Some(1.0),
+            load_before: Some(1.1),
+            load_after: Some(1.9),
             governor: None,
             cpus: 2,
         };
+        // The measuring process is about 1 of the load: up to 2 on 2 CPUs is quiet.
         assert!(!conditions.under_load());
-        conditions.load_after = Some(1.6);
+        conditions.load_after = Some(2.3);
         assert!(conditions.under_load());
     }
 }

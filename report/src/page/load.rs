@@ -1,9 +1,11 @@
 //! Cells measured under load: flagged where their figures are shown, never hidden.
 //!
-//! Every cell process records the one-minute load average when it starts and ends. A load
-//! above the CPUs the measurement left free (the machine's CPUs less the one it measured
-//! on, at least 1) means something else wanted the CPU the cell was pinned to, or its
-//! caches and memory bandwidth: its figures may be inflated. The report cannot tell by how
+//! Every cell process records the one-minute load average when it starts and ends. The
+//! measuring process is one of the load; a load above the machine's CPUs
+//! ([`Conditions::load_threshold`](timerbench_results::Conditions::load_threshold)) means
+//! other work wanted more than the CPUs the measurement left free, so some of it ran on
+//! the CPU the cell was pinned to, or shared its caches and memory bandwidth: its figures
+//! may be inflated. The report cannot tell by how
 //! much, so it shows the figures with a mark and a legend, and counts the cells in the
 //! summary, instead of leaving them out (which would quietly change the rankings).
 
@@ -26,12 +28,12 @@ pub(super) fn mark(record: &CellRecord) -> Markup {
         .map(|(index, c)| {
             let load = |l: Option<f64>| l.map_or("unknown".to_string(), |l| format!("{l:.2}"));
             format!(
-                "process {} ({}): load {} before, {} after, above {} free",
+                "process {} ({}): load {} before, {} after, above {}",
                 index + 1,
                 c.role,
                 load(c.load_before),
                 load(c.load_after),
-                free_cpus(c.cpus)
+                c.load_threshold()
             )
         })
         .collect();
@@ -48,7 +50,7 @@ pub(super) fn legend<'r>(records: impl IntoIterator<Item = &'r CellRecord>) -> M
         .into_iter()
         .filter(|r| measured_under_load(r))
         .flat_map(|r| r.conditions.iter().filter(|c| c.under_load()))
-        .map(|c| free_cpus(c.cpus))
+        .map(|c| c.load_threshold() as u32)
         .collect();
     if thresholds.is_empty() {
         return html! {};
@@ -57,9 +59,9 @@ pub(super) fn legend<'r>(records: impl IntoIterator<Item = &'r CellRecord>) -> M
     html! {
         p.note.legend {
             span.badge.load { (WORD) } " measured under load: the one-minute load average was \
-             above the CPUs the measurement left free (" (free.join(" or ")) ": the machine's \
-             CPUs less the one it measured on, at least 1) when at least one of the cell's \
-             processes started or ended. Its figures may be inflated; they are shown, not \
+             above the machine's CPUs (" (free.join(" or ")) ") when at least one of the cell's \
+             processes started or ended: the measuring process itself is one of the load, so \
+             other work wanted more than the CPUs it left free. Its figures may be inflated; they are shown, not \
              left out, so compare them with their neighbours before trusting them."
         }
     }
@@ -94,15 +96,9 @@ pub(super) fn summary(model: &Model) -> Markup {
                     (loaded) " of the " (verified) " verified cells"
                 }
             }
-            " had a load average above the CPUs the measurement left free during at least one \
-             of their processes: their figures may be inflated. They are marked "
+            " had a load average above the machine's CPUs (more than the measuring process and \
+             the CPUs it left free) during at least one of their processes: their figures may be inflated. They are marked "
             span.badge.load { (WORD) } " in the workload tables and still ranked."
         }
     }
-}
-
-/// The CPUs a measurement on a machine of `cpus` leaves free, as
-/// [`timerbench_results::Conditions::under_load`] counts them.
-fn free_cpus(cpus: u32) -> u32 {
-    cpus.saturating_sub(1).max(1)
 }
