@@ -12,21 +12,25 @@
 //! unmap memory of its own accord, so that a pass reuses the pages an earlier pass faulted
 //! in rather than paying fresh page faults inside a timed replay.
 //!
-//! Everything happens in this one process, in this order, each pass with a queue of its
-//! own (built with `with_capacity` of the workload's peak, and dropped before the next
-//! pass) and a fresh handle table, so that no pass inherits another's state:
+//! A `full` process (the spec's `mode`) does everything, in this order, each pass with a
+//! queue of its own (built with `with_capacity` of the workload's peak, and dropped before
+//! the next pass) and a fresh handle table, so that no pass inherits another's state; a
+//! `samples` process ([`samples`]) does steps 1, 2 and 4 only, and `timerbench run` starts
+//! several per cell, interleaved with the other implementations':
 //!
 //! 1. load the workload without the model: the parent checked it and hands over the
 //!    model's summary;
 //! 2. warm-up and verification: one replay logging every firing; its summary must equal
-//!    the reference in every field. If it does not, the workload is loaded again with the
-//!    model and a full replay names the first differing firing, and the record is
-//!    `unverified`, without figures: a wrong structure's speed is never reported;
-//! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; it goes
-//!    before the timed passes so that the first timed repeat does not pay the page faults
-//!    of a queue's first use of fresh memory;
-//! 4. throughput: `repeat` replays with the `Quiet` observer, `Instant` around `drive`
-//!    only, each checked against the reference's counts;
+//!    the reference in every field (an approximate implementation: one replay in lockstep
+//!    with the model, within its declared bound). If it does not, the workload is loaded
+//!    again with the model and a full replay names the first differing firing, and the
+//!    record is `unverified`, without figures: a wrong structure's speed is never reported;
+//! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; the
+//!    last pass that counts allocations;
+//! 4. throughput: one untimed replay (so that the first sample does not pay the page faults
+//!    of fresh memory), then `repeat` samples of at least the minimum sample time, each
+//!    replays with the `Quiet` observer, `Instant` around `drive` only, the fill timed
+//!    apart, each checked against the reference's counts;
 //! 5. latency: one replay with a clock read before and after every unit (an operation
 //!    line, or one tick of a `t`), every unit recorded in a histogram per kind (never
 //!    sampled), and the slowest advance per window of the run.
@@ -36,6 +40,8 @@
 //! - [`protocol`]: the subcommand's arguments, the spec in, the record out, the exit
 //!   statuses;
 //! - `measure`: the passes in order for one implementation, their figures into the record;
+//!   `samples`, the samples process; `warm_up`, the verification and the samples both share;
+//!   [`conditions`], the CPU pin and the load read before and after;
 //! - [`passes`]: one module per pass, and the verification and timed replay that
 //!   `cargo bench` shares;
 //! - [`clock`]: the latency pass's clock, its cost, and the comparison of the two clocks;
