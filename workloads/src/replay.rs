@@ -12,10 +12,9 @@
 //! something fires. A wheel whose `next_deadline` is a lower bound takes a few rounds; more
 //! rounds than it declares ([`TimerQueue::next_deadline_steps`]) is a failure.
 
-use crate::bounded::{Lateness, Lockstep};
+pub use crate::bounded::{BoundedReplay, replay_within_bound};
 use crate::program::{Firing, Program, Step};
 use crate::reference::{Expiry, Summary, Tally};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 use timerbench_impls::{QueueVisitor, TimerId, TimerQueue, Variant};
 
@@ -356,64 +355,6 @@ impl Observer for Recorder<'_> {
     }
 }
 
-/// What the replay of an approximate implementation did, verified within its declared
-/// precision ([`crate::bounded`]).
-#[derive(Debug, Clone)]
-pub struct BoundedReplay {
-    /// The implementation's own summary: its firings, counts and clock, which differ from
-    /// the model's by design.
-    pub summary: Summary,
-    /// How late (or early) it fired, against the model in lockstep.
-    pub lateness: Lateness,
-    /// The most timers pending at once.
-    pub peak_pending: u64,
-    /// Wall time of the replay loop, the lockstep model's work included.
-    pub elapsed: Duration,
-}
-
-/// Replays `program` through `queue` (a fresh, approximate one) in lockstep with the
-/// reference model, and verifies every firing against the window the queue declared for
-/// it ([`crate::bounded`]). `log` is scratch space; on success it holds the queue's log,
-/// sorted as an expiry log is. The error is the first violation, with its line.
-pub fn replay_within_bound<Q: TimerQueue<u64>>(
-    queue: Q,
-    program: &Program,
-    log: &mut Vec<Firing>,
-) -> Result<BoundedReplay, String> {
-    log.clear();
-    let step = Cell::new(0);
-    let mut lockstep = Lockstep::new(queue, program, &step);
-    let mut handles = empty_handles(program);
-    let mut counts = Counts::default();
-    let mut observer = StepLog { step: &step, log };
-    let started = Instant::now();
-    let result = drive(
-        &mut lockstep,
-        program,
-        &mut handles,
-        &mut counts,
-        &mut observer,
-    );
-    let elapsed = started.elapsed();
-    result.map_err(|e| e.to_string())?;
-    let (lateness, queue) = lockstep.finish()?;
-    let summary = digest(
-        program,
-        log,
-        &counts,
-        queue.len() as u64,
-        queue.now(),
-        false,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(BoundedReplay {
-        summary,
-        lateness,
-        peak_pending: counts.peak_pending,
-        elapsed,
-    })
-}
-
 /// A replay verified the way its implementation's precision asks.
 #[derive(Debug, Clone)]
 pub enum Verified {
@@ -471,24 +412,6 @@ pub fn verify_as_declared(
     timerbench_impls::registry::visit(variant, VerifyAsDeclared { program, log })
 }
 
-/// Logs every firing and keeps the step being replayed for the lockstep's messages. The
-/// lockstep checks handles itself: a timer named again while the structure still holds
-/// its late instance fires with the older handle, legitimately.
-struct StepLog<'a> {
-    step: &'a Cell<u32>,
-    log: &'a mut Vec<Firing>,
-}
-
-impl Observer for StepLog<'_> {
-    fn before(&mut self, step: u32, _: Kind) {
-        self.step.set(step);
-    }
-
-    fn fired(&mut self, firing: Firing, _: TimerId, _: &[TimerId]) {
-        self.log.push(firing);
-    }
-}
-
 /// Checks order within each operation, sorts each operation's firings into log order, and
 /// compares with the model.
 fn verify(
@@ -524,7 +447,7 @@ pub fn summarize(
 
 /// [`summarize`], checking the order within each operation only if `ordered` (an
 /// approximate structure does not promise it).
-fn digest(
+pub(crate) fn digest(
     program: &Program,
     log: &mut [Firing],
     counts: &Counts,
