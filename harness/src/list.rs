@@ -2,25 +2,13 @@
 
 use crate::table::Table;
 use std::process::ExitCode;
-use timerbench_impls::registry::{self, IMPLEMENTATIONS, PEERS};
-use timerbench_impls::{Implementation, Precision, QueueVisitor, Range, TimerQueue, Variant};
+use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
+use timerbench_impls::{Implementation, Precision, Variant};
 use timerbench_workloads::families::FAMILIES;
 
 /// List the implementations and the workload families with their parameters.
 #[derive(clap::Args)]
 pub struct Args {}
-
-/// What an empty queue of a variant says of itself.
-struct Declarations;
-
-impl QueueVisitor for Declarations {
-    type Output = (Precision, Range);
-
-    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
-        let probe: Q = variant.build(0);
-        (probe.precision(), probe.range())
-    }
-}
 
 /// One table of implementations: name, precision, what it is; then each one's
 /// parameters and, where it is less than all of `u64`, its range.
@@ -28,7 +16,7 @@ fn implementations(list: &'static [Implementation]) -> String {
     let mut table = Table::new(&["name", "precision", "what it is"]);
     let mut details = Vec::new();
     for implementation in list {
-        let (precision, range) = registry::visit(&Variant::of(implementation), Declarations);
+        let (precision, range) = Variant::of(implementation).declarations();
         let short = if precision.is_exact() {
             "exact"
         } else {

@@ -57,11 +57,7 @@ impl QueueVisitor for ReplayThrough<'_> {
         let program = self.program;
         let log = self.log;
         let capacity = program.peak_pending as usize;
-        let declared = catch_panic(|| {
-            let probe: Q = variant.build(0);
-            (probe.range(), probe.precision())
-        });
-        let (range, precision) = match declared {
+        let (precision, range) = match catch_panic(|| variant.declarations()) {
             Ok(declared) => declared,
             Err(panic) => return Outcome::Failed(panic),
         };

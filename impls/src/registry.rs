@@ -15,7 +15,7 @@
 //! concrete type, and [`Variant::build`] makes its queues.
 
 use crate::contract::TimerQueue;
-use crate::declaration::{Parameter, Parameters};
+use crate::declaration::{Parameter, Parameters, Precision, Range};
 use std::fmt;
 
 /// One registered implementation.
@@ -219,6 +219,19 @@ impl Variant {
             .collect();
         variant.label = format!("{name}:{}", shown.join(","));
         Ok(variant)
+    }
+
+    /// What an empty queue of this variant declares of itself: its precision and range.
+    pub fn declarations(&self) -> (Precision, Range) {
+        struct Declarations;
+        impl QueueVisitor for Declarations {
+            type Output = (Precision, Range);
+            fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+                let probe: Q = variant.build(0);
+                (probe.precision(), probe.range())
+            }
+        }
+        visit(self, Declarations)
     }
 
     /// The name it goes by in results and reports.

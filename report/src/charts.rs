@@ -142,6 +142,18 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+impl Series {
+    /// `implementation`'s line, in its colour (dashed for a peer), without points yet.
+    pub fn of(implementation: &crate::implementations::Implementation) -> Self {
+        Series {
+            name: implementation.name.clone(),
+            color: implementation.color,
+            dashed: implementation.peer,
+            points: Vec::new(),
+        }
+    }
+}
+
 /// A line chart.
 #[derive(Debug, Clone)]
 pub struct Chart {

@@ -269,9 +269,9 @@ pub(super) fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cell, Declarations};
+    use super::super::{Cell, Declared};
     use super::*;
-    use timerbench_impls::{Variant, registry};
+    use timerbench_impls::Variant;
     use timerbench_workloads::families::GenSpec;
     use timerbench_workloads::suite::Case;
 
@@ -285,7 +285,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let program = timerbench_workloads::load(&path).unwrap();
         let variant = Variant::parse("tokio-delay-queue").unwrap();
-        let declared = registry::visit(&variant, Declarations);
+        let declared = Declared::of(&variant);
         let cell = Cell {
             case: Case {
                 workload: "far".into(),
@@ -322,10 +322,6 @@ mod tests {
         assert!(record.throughput.is_none() && record.digest.is_none());
         // The same workload is within an exact implementation's range (all of u64).
         let heap = Variant::parse("binary-heap").unwrap();
-        assert!(
-            program
-                .reach
-                .within(&registry::visit(&heap, Declarations).range)
-        );
+        assert!(program.reach.within(&heap.declarations().1));
     }
 }

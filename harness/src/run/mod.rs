@@ -37,7 +37,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_impls::{QueueVisitor, Range, TimerQueue, Variant, registry};
+use timerbench_impls::{Range, Variant};
 use timerbench_results::{
     Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
 };
@@ -115,17 +115,13 @@ struct Declared {
     range: Range,
 }
 
-/// Reads a variant's declarations from an empty queue.
-struct Declarations;
-
-impl QueueVisitor for Declarations {
-    type Output = Declared;
-
-    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Declared {
-        let probe: Q = variant.build(0);
+impl Declared {
+    /// What `variant` declares ([`Variant::declarations`]).
+    fn of(variant: &Variant) -> Self {
+        let (precision, range) = variant.declarations();
         Declared {
-            precision: probe.precision().describe(),
-            range: probe.range(),
+            precision: precision.describe(),
+            range,
         }
     }
 }
@@ -274,7 +270,7 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
         .variants_or(suite.variants())
         .into_iter()
         .map(|variant| {
-            let declared = registry::visit(&variant, Declarations);
+            let declared = Declared::of(&variant);
             (variant, declared)
         })
         .collect();

@@ -111,12 +111,7 @@ impl Charts<'_, '_> {
                         .any(|k| k.workload == self.workload.name && k.implementation == i.name)
                 })
             })
-            .map(|i| Series {
-                name: i.name.clone(),
-                color: i.color,
-                dashed: i.peer,
-                points: Vec::new(),
-            })
+            .map(Series::of)
             .collect()
     }
 

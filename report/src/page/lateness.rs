@@ -336,18 +336,6 @@ impl LatenessCharts<'_> {
         }
     }
 
-    /// `implementations` as series without points.
-    fn series<'i>(implementations: impl Iterator<Item = &'i Implementation>) -> Vec<Series> {
-        implementations
-            .map(|i| Series {
-                name: i.name.clone(),
-                color: i.color,
-                dashed: i.peer,
-                points: Vec::new(),
-            })
-            .collect()
-    }
-
     /// The lateness percentile curve of each approximate implementation.
     fn percentiles(
         &self,
@@ -357,7 +345,11 @@ impl LatenessCharts<'_> {
         let runs = &self.model.runs;
         let mut per_run = Vec::new();
         for run in runs {
-            let mut series = Self::series(approximate.iter().copied());
+            let mut series = approximate
+                .iter()
+                .copied()
+                .map(Series::of)
+                .collect::<Vec<_>>();
             for s in &mut series {
                 if let Some(l) = run
                     .cell(&self.workload.name, self.timers, &s.name)
@@ -415,7 +407,7 @@ impl LatenessCharts<'_> {
         });
         let mut per_run = Vec::new();
         for run in runs {
-            let mut series = Self::series(present.clone());
+            let mut series = present.clone().map(Series::of).collect::<Vec<_>>();
             for s in &mut series {
                 let record = run.cell(&self.workload.name, self.timers, &s.name);
                 if let Some(record) = record
