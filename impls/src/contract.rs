@@ -12,7 +12,7 @@
 //! | [`next_deadline`](TimerQueue::next_deadline) | `None` exactly when nothing is pending, else a lower bound of the earliest deadline |
 //! | [`len`](TimerQueue::len) | number of pending timers |
 
-use crate::declaration::{Parameter, Parameters, Precision, Range, Window};
+use crate::declaration::{EmptyTime, Parameter, Parameters, Precision, Range, SuiteLimit, Window};
 use std::fmt;
 
 /// A point on the virtual clock, in abstract ticks.
@@ -168,6 +168,15 @@ pub trait TimerQueue<V> {
     fn range(&self) -> Range {
         Range::ALL
     }
+
+    /// What a clock move over empty time costs this queue ([`EmptyTime`]); skipped by
+    /// default.
+    fn empty_time(&self) -> EmptyTime {
+        EmptyTime::Skipped
+    }
+
+    /// The largest size a suite runs this structure at ([`SuiteLimit`]); none by default.
+    const SUITE_LIMIT: Option<SuiteLimit> = None;
 
     /// Number of pending timers.
     fn len(&self) -> usize;

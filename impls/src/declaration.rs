@@ -10,6 +10,8 @@
 //! | precision | [`TimerQueue::precision`](crate::TimerQueue::precision) | [`Precision::Exact`] |
 //! | the window of one timer | [`TimerQueue::window`](crate::TimerQueue::window) | [`Window::EXACT`] |
 //! | range | [`TimerQueue::range`](crate::TimerQueue::range) | [`Range::ALL`] |
+//! | what empty time costs | [`TimerQueue::empty_time`](crate::TimerQueue::empty_time) | [`EmptyTime::Skipped`] |
+//! | the largest suite size | [`TimerQueue::SUITE_LIMIT`](crate::TimerQueue::SUITE_LIMIT) | none |
 //!
 //! Parameter values are unsigned integers: every parameter studied here is a count or a
 //! width (slots, levels, ticks).
@@ -198,6 +200,49 @@ impl Range {
     pub fn is_all(&self) -> bool {
         self.max_delay == Tick::MAX && self.max_tick == Tick::MAX
     }
+}
+
+/// What a clock move costs when little or nothing is due: the property the `sparse`
+/// workloads were made to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyTime {
+    /// Work follows the timers handled, not the ticks passed: a move over empty time
+    /// costs a few structural steps (heaps, trees, wheels with an occupancy bitmap or a
+    /// queue of buckets).
+    Skipped,
+    /// A move visits one bucket per `step` ticks it covers, due or not (Netty's worker,
+    /// skynet's `timer_update`, a ring's clock hand): advancing by N costs about N / `step`
+    /// steps. Tests move such a structure's clock by at most a few million ticks at once.
+    Walked {
+        /// Ticks per bucket visit.
+        step: Tick,
+    },
+    /// A move visits every pending timer once, whatever span it covers (a polling scan).
+    Scanned,
+}
+
+impl EmptyTime {
+    /// `skipped`, `walked, 1 bucket per N ticks` or `scanned`.
+    pub fn describe(self) -> String {
+        match self {
+            EmptyTime::Skipped => "skipped".to_string(),
+            EmptyTime::Walked { step: 1 } => "walked, a bucket per tick".to_string(),
+            EmptyTime::Walked { step } => format!("walked, a bucket per {step} ticks"),
+            EmptyTime::Scanned => "scanned: every pending timer per clock move".to_string(),
+        }
+    }
+}
+
+/// The largest size (`--timers`) at which a structure runs when a suite chooses the sizes:
+/// for structures whose cost grows with ticks or timers so that the suite's largest cells
+/// would take minutes. The run records the cells it leaves out and why; an explicit
+/// `--timers` still runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SuiteLimit {
+    /// The largest `--timers` run by default.
+    pub max_timers: u64,
+    /// Why, in a few words (e.g. `scans every pending timer per clock move`).
+    pub why: &'static str,
 }
 
 #[cfg(test)]

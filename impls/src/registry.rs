@@ -15,7 +15,7 @@
 //! concrete type, and [`Variant::build`] makes its queues.
 
 use crate::contract::TimerQueue;
-use crate::declaration::{Parameter, Parameters, Precision, Range};
+use crate::declaration::{Parameter, Parameters, Precision, Range, SuiteLimit};
 use std::fmt;
 
 /// One registered implementation.
@@ -30,6 +30,8 @@ pub struct Implementation {
     pub peer: bool,
     /// The parameters it takes, with their defaults.
     pub parameters: &'static [Parameter],
+    /// The largest size a suite runs it at, if any ([`SuiteLimit`]).
+    pub suite_limit: Option<SuiteLimit>,
 }
 
 /// Something to do with one implementation variant, generic over its concrete type so that
@@ -53,6 +55,10 @@ macro_rules! registry_group {
                 parameters: {
                     use $path as group;
                     <group::$module::$ty<u64> as crate::contract::TimerQueue<u64>>::PARAMETERS
+                },
+                suite_limit: {
+                    use $path as group;
+                    <group::$module::$ty<u64> as crate::contract::TimerQueue<u64>>::SUITE_LIMIT
                 },
             },)*
         ];
