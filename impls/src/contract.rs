@@ -12,7 +12,9 @@
 //! | [`next_deadline`](TimerQueue::next_deadline) | `None` exactly when nothing is pending, else a lower bound of the earliest deadline |
 //! | [`len`](TimerQueue::len) | number of pending timers |
 
-use crate::declaration::{EmptyTime, Parameter, Parameters, Precision, Range, SuiteLimit, Window};
+use crate::declaration::{
+    EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
+};
 use std::fmt;
 
 /// A point on the virtual clock, in abstract ticks.
@@ -173,6 +175,11 @@ pub trait TimerQueue<V> {
     /// default.
     fn empty_time(&self) -> EmptyTime {
         EmptyTime::Skipped
+    }
+
+    /// When a stopped timer's entry is freed ([`Release`]); at once by default.
+    fn release(&self) -> Release {
+        Release::AtOnce
     }
 
     /// The largest size a suite runs this structure at ([`SuiteLimit`]); none by default.

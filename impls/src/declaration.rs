@@ -11,6 +11,7 @@
 //! | the window of one timer | [`TimerQueue::window`](crate::TimerQueue::window) | [`Window::EXACT`] |
 //! | range | [`TimerQueue::range`](crate::TimerQueue::range) | [`Range::ALL`] |
 //! | what empty time costs | [`TimerQueue::empty_time`](crate::TimerQueue::empty_time) | [`EmptyTime::Skipped`] |
+//! | when a stop frees its entry | [`TimerQueue::release`](crate::TimerQueue::release) | [`Release::AtOnce`] |
 //! | the largest suite size | [`TimerQueue::SUITE_LIMIT`](crate::TimerQueue::SUITE_LIMIT) | none |
 //!
 //! Parameter values are unsigned integers: every parameter studied here is a count or a
@@ -231,6 +232,19 @@ impl EmptyTime {
             EmptyTime::Scanned => "scanned: every pending timer per clock move".to_string(),
         }
     }
+}
+
+/// When a stopped timer's entry is freed. The contract asks that `stop` return the value
+/// at once and that the timer never fire; some deployed structures keep the dead entry
+/// until later (skynet has no cancel; Netty queues cancellations for its worker; Kafka's
+/// old purgatory purges in batches), and its memory is counted until then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// The entry is free for reuse when `stop` returns.
+    AtOnce,
+    /// Later, as the words say (e.g. `when its slot comes due`); the memory stays bounded
+    /// once the clock has moved past every stopped timer's deadline.
+    Later(&'static str),
 }
 
 /// The largest size (`--timers`) at which a structure runs when a suite chooses the sizes:

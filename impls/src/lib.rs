@@ -45,7 +45,9 @@ pub mod skiplist;
 pub mod peers;
 
 pub use contract::{Tick, TimerId, TimerQueue};
-pub use declaration::{EmptyTime, Parameter, Parameters, Precision, Range, SuiteLimit, Window};
+pub use declaration::{
+    EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
+};
 pub use registry::{IMPLEMENTATIONS, Implementation, PEERS, QueueVisitor, Variant};
 
 /// The registry of the exact implementations: one line per implementation
