@@ -3,20 +3,27 @@
 use crate::table::Table;
 use std::process::ExitCode;
 use timerbench_impls::registry::{IMPLEMENTATIONS, PEERS};
-use timerbench_impls::{Implementation, Precision, Variant};
+use timerbench_impls::{EmptyTime, Implementation, Precision, Release, Variant};
 use timerbench_workloads::families::FAMILIES;
 
 /// List the implementations and the workload families with their parameters.
 #[derive(clap::Args)]
 pub struct Args {}
 
-/// One table of implementations: name, precision, what it is; then each one's
-/// parameters and, where it is less than all of `u64`, its range.
+/// One table of implementations: name, precision, empty time, what it is; then each
+/// one's parameters and, where they apply, its range, its deferred stops and its suite
+/// limit.
 fn implementations(list: &'static [Implementation]) -> String {
-    let mut table = Table::new(&["name", "precision", "what it is"]);
+    let mut table = Table::new(&["name", "precision", "empty time", "what it is"]);
     let mut details = Vec::new();
     for implementation in list {
-        let (precision, range) = Variant::of(implementation).declarations();
+        let declared = Variant::of(implementation).declarations();
+        let (precision, range) = (declared.precision, declared.range);
+        let empty_time = match declared.empty_time {
+            EmptyTime::Skipped => "skipped".to_string(),
+            EmptyTime::Walked { step } => format!("walked /{step}"),
+            EmptyTime::Scanned => "scanned".to_string(),
+        };
         let short = if precision.is_exact() {
             "exact"
         } else {
@@ -25,8 +32,28 @@ fn implementations(list: &'static [Implementation]) -> String {
         table.row(vec![
             implementation.name.into(),
             short.into(),
+            empty_time,
             implementation.summary.into(),
         ]);
+        if !matches!(declared.empty_time, EmptyTime::Skipped) {
+            details.push(format!(
+                "  {}: empty time is {}",
+                implementation.name,
+                declared.empty_time.describe()
+            ));
+        }
+        if let Release::Later(when) = declared.release {
+            details.push(format!(
+                "  {}: a stop returns at once, but its entry is freed {when}",
+                implementation.name
+            ));
+        }
+        if let Some(limit) = implementation.suite_limit {
+            details.push(format!(
+                "  {}: suites run it up to {} timers ({}); --timers runs it at any size",
+                implementation.name, limit.max_timers, limit.why
+            ));
+        }
         if let Precision::Approximate(bound) = precision {
             details.push(format!("  {}: {bound}", implementation.name));
         }

@@ -58,7 +58,7 @@ impl QueueVisitor for ReplayThrough<'_> {
         let log = self.log;
         let capacity = program.peak_pending as usize;
         let (precision, range) = match catch_panic(|| variant.declarations()) {
-            Ok(declared) => declared,
+            Ok(declared) => (declared.precision, declared.range),
             Err(panic) => return Outcome::Failed(panic),
         };
         if !program.reach.within(&range)

@@ -15,7 +15,7 @@
 //! concrete type, and [`Variant::build`] makes its queues.
 
 use crate::contract::TimerQueue;
-use crate::declaration::{Parameter, Parameters, Precision, Range, SuiteLimit};
+use crate::declaration::{EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit};
 use std::fmt;
 
 /// One registered implementation.
@@ -227,17 +227,22 @@ impl Variant {
         Ok(variant)
     }
 
-    /// What an empty queue of this variant declares of itself: its precision and range.
-    pub fn declarations(&self) -> (Precision, Range) {
-        struct Declarations;
-        impl QueueVisitor for Declarations {
-            type Output = (Precision, Range);
+    /// What an empty queue of this variant declares of itself.
+    pub fn declarations(&self) -> Declarations {
+        struct Probe;
+        impl QueueVisitor for Probe {
+            type Output = Declarations;
             fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
                 let probe: Q = variant.build(0);
-                (probe.precision(), probe.range())
+                Declarations {
+                    precision: probe.precision(),
+                    range: probe.range(),
+                    empty_time: probe.empty_time(),
+                    release: probe.release(),
+                }
             }
         }
-        visit(self, Declarations)
+        visit(self, Probe)
     }
 
     /// The name it goes by in results and reports.
@@ -250,6 +255,20 @@ impl Variant {
     pub fn build<Q: TimerQueue<u64>>(&self, capacity: usize) -> Q {
         Q::with_parameters(capacity, &self.parameters)
     }
+}
+
+/// What one variant declares of itself ([`Variant::declarations`]), read from an empty
+/// queue of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declarations {
+    /// Exact, or approximate within a bound.
+    pub precision: Precision,
+    /// The delays and ticks it holds.
+    pub range: Range,
+    /// What a clock move over empty time costs it.
+    pub empty_time: EmptyTime,
+    /// When a stop frees the timer's entry.
+    pub release: Release,
 }
 
 impl fmt::Display for Variant {

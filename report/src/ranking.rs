@@ -16,7 +16,6 @@ use crate::figures::{geometric_mean, measured_under_load, ns_per_op, thousands};
 use crate::model::{Model, Workload};
 use crate::runs::{Run, load_run};
 use std::path::Path;
-use timerbench_results::Status;
 
 /// One run's rankings as the report's summary shows them: over all workloads, then one per
 /// workload family.
@@ -93,8 +92,9 @@ pub struct RankEntry {
     /// Of them, those measured under load: in the mean like the others, but their figures
     /// may be inflated.
     pub under_load: usize,
-    /// Of the others, those beyond its declared range (unsupported, not run): left out
-    /// like any cell it has no figure for, but said apart, since they are no failure.
+    /// Of the others, those left out before they ran (beyond its declared range, or
+    /// above its suite limit): left out like any cell it has no figure for, but said
+    /// apart, since they are no failure.
     pub unsupported: usize,
 }
 
@@ -126,7 +126,7 @@ impl Model {
                 for &(workload, timers) in &sizes {
                     let record = run.cell(&workload.name, timers, &implementation.name);
                     unsupported +=
-                        usize::from(record.is_some_and(|r| r.status == Status::Unsupported));
+                        usize::from(record.is_some_and(|r| r.status.left_out()));
                     let Some((record, ratio)) =
                         record.and_then(|record| Some((record, run.ratio_to_best(record)?)))
                     else {

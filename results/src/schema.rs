@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The version of the schema this timerbench writes, in every record and in
 /// `environment.json`. Bump it when the written form changes, and teach
 /// [`crate::version`] to read the previous one.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The operation kinds of the latency pass, in the order the file letters come
 /// (`s`, `x`, `r`, `a`, `t`, `n`): the keys of [`CellRecord::latency`].
@@ -47,6 +47,10 @@ pub enum Status {
     /// The workload reaches beyond the implementation's declared range (a delay or a
     /// tick it cannot hold); not run.
     Unsupported,
+    /// The suite chose a size above the implementation's declared suite limit (a
+    /// structure that walks every tick or scans every timer, whose cell would take
+    /// minutes); not run. An explicit `--timers` runs it.
+    Skipped,
 }
 
 impl Status {
@@ -58,7 +62,14 @@ impl Status {
             Status::Failed => "failed",
             Status::Timeout => "timeout",
             Status::Unsupported => "unsupported",
+            Status::Skipped => "skipped",
         }
+    }
+
+    /// Whether the cell was left out on purpose, before it ran (`unsupported`,
+    /// `skipped`): not a failure, and without figures.
+    pub fn left_out(self) -> bool {
+        matches!(self, Status::Unsupported | Status::Skipped)
     }
 }
 

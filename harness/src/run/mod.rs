@@ -94,6 +94,9 @@ struct Cell {
     case: Case,
     variant: Variant,
     declared: Declared,
+    /// Why the cell is not run, when the suite chose a size above the implementation's
+    /// suite limit ([`timerbench_impls::SuiteLimit`]).
+    skip: Option<String>,
 }
 
 impl Cell {
@@ -118,10 +121,10 @@ struct Declared {
 impl Declared {
     /// What `variant` declares ([`Variant::declarations`]).
     fn of(variant: &Variant) -> Self {
-        let (precision, range) = variant.declarations();
+        let declared = variant.declarations();
         Declared {
-            precision: precision.describe(),
-            range,
+            precision: declared.precision.describe(),
+            range: declared.range,
         }
     }
 }
@@ -197,7 +200,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let workload = &prepared[&case_id(&cells[0].case)];
         for record in group::measure(cells, workload, &settings, &progress, first) {
             results.append(&record)?;
-            if !matches!(record.status, Status::Ok | Status::Unsupported) {
+            if record.status != Status::Ok && !record.status.left_out() {
                 not_ok += 1;
             }
         }
@@ -211,10 +214,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     crate::report::write_report(std::slice::from_ref(&folder), &report, None)?;
     println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
-    let unsupported = failed
-        .iter()
-        .filter(|r| r.status == Status::Unsupported)
-        .count();
+    let left_out = failed.iter().filter(|r| r.status.left_out()).count();
     println!(
         "{} cells recorded in {}: {} ok, {} not ok",
         records.len(),
@@ -230,7 +230,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             record.reason.as_deref().unwrap_or("")
         );
     }
-    Ok(if not_ok == 0 && failed.len() == unsupported {
+    Ok(if not_ok == 0 && failed.len() == left_out {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -288,6 +288,7 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
             bail!("--inject-panic {target}: no such cell in this run");
         }
     }
+    let sizes_given = !args.timers.is_empty();
     Ok(cases
         .iter()
         .flat_map(|case| {
@@ -295,9 +296,26 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
                 case: case.clone(),
                 variant: variant.clone(),
                 declared: declared.clone(),
+                skip: if sizes_given {
+                    None
+                } else {
+                    above_suite_limit(variant, case.spec.timers)
+                },
             })
         })
         .collect())
+}
+
+/// Why `variant` is not run at `timers` when a suite chose the size: the size is above
+/// its declared suite limit.
+fn above_suite_limit(variant: &Variant, timers: u64) -> Option<String> {
+    let limit = variant.implementation.suite_limit?;
+    (timers > limit.max_timers).then(|| {
+        format!(
+            "{} runs at most {} timers in a suite ({}); --timers {timers} runs it",
+            variant.implementation.name, limit.max_timers, limit.why
+        )
+    })
 }
 
 /// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
@@ -335,4 +353,36 @@ fn default_folder() -> anyhow::Result<PathBuf> {
         n += 1;
     }
     Ok(folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_impls::{Implementation, SuiteLimit};
+
+    static SCANNER: Implementation = Implementation {
+        name: "scanner",
+        summary: "a structure that scans every timer per move",
+        peer: false,
+        parameters: &[],
+        suite_limit: Some(SuiteLimit {
+            max_timers: 100_000,
+            why: "scans every pending timer per clock move",
+        }),
+    };
+
+    #[test]
+    fn a_suite_size_above_the_limit_is_skipped_with_its_reason() {
+        let variant = Variant::of(&SCANNER);
+        assert_eq!(above_suite_limit(&variant, 100_000), None);
+        assert_eq!(
+            above_suite_limit(&variant, 1_000_000).as_deref(),
+            Some(
+                "scanner runs at most 100000 timers in a suite (scans every pending timer per \
+                 clock move); --timers 1000000 runs it"
+            )
+        );
+        let unlimited = Variant::parse("binary-heap").unwrap();
+        assert_eq!(above_suite_limit(&unlimited, 10_000_000), None);
+    }
 }

@@ -62,14 +62,14 @@ pub(super) fn section(context: &Context) -> Markup {
                                 .fold((0, 0, 0), |(ok, unsupported, all), r| {
                                     (
                                         ok + usize::from(r.status == Status::Ok),
-                                        unsupported + usize::from(r.status == Status::Unsupported),
+                                        unsupported + usize::from(r.status.left_out()),
                                         all + 1,
                                     )
                                 });
                             td.num {
                                 (ok) " of " (all)
                                 @if unsupported > 0 {
-                                    " " span.note { "(" (unsupported) " unsupported)" }
+                                    " " span.note { "(" (unsupported) " not run: unsupported or above its suite limit)" }
                                 }
                             }
                         }

@@ -2,8 +2,9 @@
 //! its whole reason (a long one folded), each row the target of the "(reason)" links in the
 //! workload tables. The cells that did not verify (failed, timed out, unverified) come
 //! first; the unsupported ones (the workload reaches beyond the range the implementation
-//! declares, so it was not run) are listed apart and counted apart, since they are no
-//! failure of the implementation.
+//! declares, so it was not run) and the skipped ones (the suite's size is above the
+//! implementation's declared suite limit) are listed apart and counted apart, since they
+//! are no failure of the implementation.
 
 use super::Context;
 use super::format::{self, short_reason, status_badge, workload_anchor};
@@ -15,10 +16,13 @@ use timerbench_results::{CellRecord, Status};
 
 pub(super) fn section(context: &Context) -> Markup {
     let model = context.model;
-    let (failures, unsupported): (Vec<_>, Vec<_>) = model
+    let (failures, left_out): (Vec<_>, Vec<_>) = model
         .without_figures()
         .into_iter()
         .partition(|(_, r)| counts_against(r.status));
+    let (unsupported, skipped): (Vec<_>, Vec<_>) = left_out
+        .into_iter()
+        .partition(|(_, r)| r.status == Status::Unsupported);
     let count = |status: Status| failures.iter().filter(|(_, r)| r.status == status).count();
     let body = html! {
         @if failures.is_empty() {
@@ -47,6 +51,17 @@ pub(super) fn section(context: &Context) -> Markup {
                  cells that did not verify. The reason names the workload line and the limit."
             }
             (table(context, &unsupported))
+        }
+        @if !skipped.is_empty() {
+            h4 { "Skipped" }
+            p {
+                (skipped.len()) " skipped (above the implementation's suite limit): the \
+                 implementation walks every tick or scans every timer, and declares the \
+                 largest size at which a suite runs it, so that the main job keeps its time \
+                 budget. Not failures, and not in the rankings; an explicit --timers runs \
+                 them. The reason gives the limit and why."
+            }
+            (table(context, &skipped))
         }
     };
     super::section("not-verified", body)

@@ -117,8 +117,9 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
                 a href="#not-verified" { "each is listed with its reason" } "."
             }
             @if unsupported > 0 {
-                " " (unsupported) " unsupported (beyond the implementation's declared range, \
-                 not run, not counted as failures): "
+                " " (unsupported) " not run on purpose (unsupported: beyond the \
+                 implementation's declared range; or skipped: above its suite limit), not \
+                 counted as failures: "
                 a href="#not-verified" { "listed apart" } "."
             }
         }
@@ -231,8 +232,8 @@ fn ranking_table(
                     td.num {
                         (entry.covered) " of " (ranking.cells)
                         @if entry.unsupported > 0 {
-                            " " span.note title="beyond its declared range: not run" {
-                                "(" (entry.unsupported) " unsupported)"
+                            " " span.note title="beyond its declared range, or above its suite limit: not run" {
+                                "(" (entry.unsupported) " not run)"
                             }
                         }
                         // In the wide table only: a family card has no room for it, and the

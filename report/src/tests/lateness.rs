@@ -368,8 +368,8 @@ fn an_unsupported_cell_is_listed_with_its_reason_and_is_no_failure() {
     // Not a failure in the summary, said apart in the ranking.
     let summary = section(&html, "summary");
     assert!(!summary.contains("did not verify;"));
-    assert!(summary.contains("1 unsupported (beyond the implementation's declared range"));
-    assert!(summary.contains("(1 unsupported)"));
+    assert!(summary.contains("1 not run on purpose (unsupported: beyond the"));
+    assert!(summary.contains("(1 not run)"));
     // In the workload table: a neutral cell linking to its reason, not a failed one.
     let workloads = section(&html, "workloads");
     assert!(
@@ -400,4 +400,38 @@ fn approximate_implementations_without_a_verified_cell_are_named_not_drawn() {
     assert!(!lateness.contains("<svg"));
     // A failure, unlike an unsupported cell: counted in the summary.
     assert!(section(&html, "summary").contains("1 cell did not verify"));
+}
+
+#[test]
+fn a_skipped_cell_is_listed_apart_from_the_unsupported_and_is_no_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    let mut records = approximate_run();
+    let mut skipped = cell(HOLD, 100_000, ("btree", "btree"), &[], 1.0);
+    skipped.key.timers = 1_000_000;
+    skipped.status = Status::Skipped;
+    skipped.reason = Some("btree runs at most 100000 timers in a suite (why)".to_string());
+    skipped.throughput = None;
+    skipped.latency.clear();
+    skipped.memory = None;
+    records.push(skipped);
+    write(&folder, &records);
+    let output = folder.join("report.html");
+    write_report(
+        std::slice::from_ref(&folder),
+        &output,
+        None,
+        &catalog_with_parameters(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let listed = section(&html, "not-verified");
+    assert!(listed.contains("None: every cell that ran verified"));
+    assert!(listed.contains("<h4>Skipped</h4>"));
+    assert!(listed.contains("1 skipped (above the implementation's suite limit)"));
+    assert!(listed.contains("btree runs at most 100000 timers in a suite (why)"));
+    assert!(listed.contains("1 unsupported (beyond the implementation's declared range)"));
+    let summary = section(&html, "summary");
+    assert!(!summary.contains("did not verify;"));
+    assert!(summary.contains("2 not run on purpose"));
 }
