@@ -125,8 +125,7 @@ impl Model {
                 let mut unsupported = 0;
                 for &(workload, timers) in &sizes {
                     let record = run.cell(&workload.name, timers, &implementation.name);
-                    unsupported +=
-                        usize::from(record.is_some_and(|r| r.status.left_out()));
+                    unsupported += usize::from(record.is_some_and(|r| r.status.left_out()));
                     let Some((record, ratio)) =
                         record.and_then(|record| Some((record, run.ratio_to_best(record)?)))
                     else {
