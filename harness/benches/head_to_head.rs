@@ -35,13 +35,18 @@
 //! logged, the summary and its digest of the firings equal to the reference model's); one
 //! that disagrees is skipped with the reason printed (its first differing firing, from
 //! the verifying `replay`), as is one that panics, never timed.
+//!
+//! Each group ends with `floor` (`impls/src/floor.rs`): not a queue, only the bookkeeping
+//! every queue does (an arena slot per start, freed on stop) and nothing fired, so never
+//! verified, only replayed. Its figure is the cheapest possible start/stop on this machine,
+//! and every other figure of the group reads as a multiple of it.
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use timerbench::cell::passes::timed::{Operations, Recipe, TimedWorkload};
-use timerbench::cell::passes::verify::{Verified, verify, verify_within_bound};
+use timerbench::cell::passes::verify::{Verified, replay_unverified, verify, verify_within_bound};
 use timerbench_impls::registry::{self, QueueVisitor};
 use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::families::{GenSpec, generate};
@@ -167,7 +172,10 @@ fn prepare(case: &Case) -> Prepared {
 fn verify_once<Q: TimerQueue<u64>>(variant: &Variant, whole: &Program) -> Result<Verified, String> {
     let reference = &whole.summary;
     let verifying = catch_unwind(AssertUnwindSafe(|| {
-        if variant.build::<Q>(0).precision().is_exact() {
+        if registry::is_floor(variant.implementation.name) {
+            // The yardstick fires nothing: replayed, never verified.
+            replay_unverified::<Q>(variant, whole).map_err(|mismatch| mismatch.message)
+        } else if variant.build::<Q>(0).precision().is_exact() {
             verify::<Q>(variant, whole, reference)
                 .map_err(|mismatch| mismatch.explain::<Q>(variant, whole, reference))
         } else {
@@ -299,7 +307,11 @@ impl Filter {
 /// A name or parameter it cannot use stops the bench with one message.
 fn variants_from_environment() -> Vec<Variant> {
     let Ok(names) = std::env::var("TIMERBENCH_IMPLS") else {
-        return registry::all().map(Variant::of).collect();
+        let floor = Variant::parse("floor").expect("the registry knows the floor");
+        return registry::all()
+            .map(Variant::of)
+            .chain(std::iter::once(floor))
+            .collect();
     };
     let parsed: Result<Vec<Variant>, String> =
         names.split_whitespace().map(Variant::parse).collect();

@@ -327,7 +327,11 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
             vec![
                 row.key.workload.clone(),
                 thousands(row.key.timers),
-                row.key.implementation.clone(),
+                if crate::schema::is_floor(&row.key.implementation) {
+                    format!("{} (not verified)", row.key.implementation)
+                } else {
+                    row.key.implementation.clone()
+                },
                 ns(row.a),
                 ns(row.b),
                 if markdown && beyond {

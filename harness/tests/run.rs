@@ -250,6 +250,10 @@ fn bad_flags_are_refused_before_anything_runs() {
         ),
         (vec!["run", "--repeat", "0"], "--repeat"),
         (
+            vec!["run", "--impl", "floor"],
+            "the floor is not an implementation",
+        ),
+        (
             vec!["run", "--resume", "/no/such/run"],
             "no results.jsonl there to resume",
         ),
@@ -265,4 +269,44 @@ fn bad_flags_are_refused_before_anything_runs() {
         0,
         "nothing written"
     );
+}
+
+#[test]
+fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let output = timerbench(
+        &[
+            "run",
+            "--suite",
+            "smoke",
+            "--workload",
+            "start-stop",
+            "--timers",
+            "1000",
+            "--impl",
+            "binary-heap",
+            "--floor",
+            "--processes",
+            "1",
+            "--repeat",
+            "1",
+            "--min-sample-ms",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        root.path(),
+    );
+    assert_succeeded(&output);
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let floor: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|v: &serde_json::Value| v["implementation"] == "floor")
+        .collect();
+    assert_eq!(floor.len(), 1, "{text}");
+    assert_eq!(floor[0]["status"], "ok");
+    assert_eq!(floor[0]["precision"], "floor: not a queue, never verified");
+    assert!(floor[0]["throughput"]["ns_per_op"]["median"].as_f64().unwrap() > 0.0);
 }

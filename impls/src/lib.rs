@@ -33,6 +33,7 @@ pub mod reference;
 pub mod registry;
 
 pub mod binary_heap;
+pub mod floor;
 pub mod btree;
 pub mod hashed_wheel;
 pub mod hierarchical_wheel;

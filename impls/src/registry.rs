@@ -108,8 +108,28 @@ const fn concatenate<const N: usize>() -> [Implementation; N] {
     all
 }
 
+/// The floor ([`crate::floor::Floor`]): the bookkeeping of a queue without the queue, a
+/// yardstick, never verified. Not among the implementations ([`all`] leaves it out);
+/// [`Variant::parse`] knows it, so that a run asked for it (`--floor`) can name it.
+pub static FLOOR: Implementation = Implementation {
+    name: "floor",
+    summary: "not a queue: an arena slot per start, freed on stop, nothing fired; the \
+              yardstick every figure can be divided by, never verified",
+    peer: false,
+    parameters: &[],
+    suite_limit: None,
+};
+
+/// Whether `name` (a label) is the floor.
+pub fn is_floor(name: &str) -> bool {
+    name == FLOOR.name
+}
+
 /// Runs `visitor` with the concrete type of `variant`'s implementation.
 pub fn visit<R: QueueVisitor>(variant: &Variant, visitor: R) -> R::Output {
+    if is_floor(variant.implementation.name) {
+        return visitor.visit::<crate::floor::Floor<u64>>(variant);
+    }
     let visitor = match visit_exact(variant, visitor) {
         Ok(output) => return output,
         Err(visitor) => visitor,
@@ -188,7 +208,8 @@ impl Variant {
             Some((name, settings)) => (name, Some(settings)),
             None => (text, None),
         };
-        let implementation = find(name).ok_or_else(|| {
+        let floor = is_floor(name).then_some(&FLOOR);
+        let implementation = find(name).or(floor).ok_or_else(|| {
             let known: Vec<&str> = all().map(|i| i.name).collect();
             format!(
                 "unknown implementation `{name}` (known: {})",

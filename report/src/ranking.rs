@@ -111,7 +111,9 @@ impl Model {
         let mut entries: Vec<RankEntry> = self
             .implementations
             .iter()
-            // Only the implementations this part of the run tried.
+            // Only the implementations this part of the run tried; never the floor, a
+            // yardstick that is not verified.
+            .filter(|i| !timerbench_results::is_floor(&i.name))
             .filter(|i| {
                 sizes
                     .iter()

@@ -6,7 +6,8 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use timerbench_results::{
-    CellKey, CellRecord, Environment, RESULTS_FILE, RecordLine, latest_by_cell, read_run,
+    CellKey, CellRecord, Environment, FLOOR, RESULTS_FILE, RecordLine, is_floor, latest_by_cell,
+    read_run,
 };
 
 /// One results folder.
@@ -33,13 +34,33 @@ impl Run {
         })
     }
 
-    /// The smallest ns/op at a size, among the verified cells.
+    /// The smallest ns/op at a size, among the verified cells (the floor, which is never
+    /// verified, is not among them).
     pub fn best(&self, workload: &str, timers: u64) -> Option<f64> {
         self.records
             .values()
             .filter(|r| r.key.workload == workload && r.key.timers == timers)
+            .filter(|r| !is_floor(&r.key.implementation))
             .filter_map(ns_per_op)
             .min_by(f64::total_cmp)
+    }
+
+    /// The floor's ns/op at a size, when the run has it (`timerbench run --floor`).
+    pub fn floor(&self, workload: &str, timers: u64) -> Option<f64> {
+        ns_per_op(self.cell(workload, timers, FLOOR)?)
+    }
+
+    /// A cell's ns/op as a multiple of the floor's at its size.
+    pub fn ratio_to_floor(&self, record: &CellRecord) -> Option<f64> {
+        if is_floor(&record.key.implementation) {
+            return None;
+        }
+        Some(ns_per_op(record)? / self.floor(&record.key.workload, record.key.timers)?)
+    }
+
+    /// Whether the run measured the floor anywhere.
+    pub fn has_floor(&self) -> bool {
+        self.records.keys().any(|k| is_floor(&k.implementation))
     }
 
     /// The ratio of a cell to the best at its size.

@@ -13,6 +13,19 @@ use std::collections::BTreeMap;
 /// [`crate::version`] to read the previous one.
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// The name of the floor (`timerbench run --floor`): not a queue, the bookkeeping any
+/// queue does (an arena slot per start, freed on stop) and nothing fired, so never
+/// verified. Its records are the yardstick the others are divided by, never ranked.
+pub const FLOOR: &str = "floor";
+
+/// The floor's `precision` in its records.
+pub const FLOOR_PRECISION: &str = "floor: not a queue, never verified";
+
+/// Whether the record labelled `implementation` is the floor's.
+pub fn is_floor(implementation: &str) -> bool {
+    implementation == FLOOR
+}
+
 /// The operation kinds of the latency pass, in the order the file letters come
 /// (`s`, `x`, `r`, `a`, `t`, `n`): the keys of [`CellRecord::latency`].
 pub const KINDS: &[&str] = &["start", "stop", "restart", "advance", "tick", "next"];

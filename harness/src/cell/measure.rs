@@ -184,7 +184,11 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     lap("latency", &mut diagnostics);
 
     Ok(Outcome::Measured(Box::new(Figures {
-        precision: precision.describe(),
+        precision: if crate::schema::is_floor(variant.label()) {
+            crate::schema::FLOOR_PRECISION.to_string()
+        } else {
+            precision.describe()
+        },
         digest: verified.summary.digest.clone(),
         lateness,
         throughput,

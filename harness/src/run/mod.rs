@@ -57,6 +57,11 @@ pub struct Args {
     /// Only this suite workload (repeatable; default: all; see `timerbench list`).
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
+    /// Also run the floor beside the implementations: not a queue, only the bookkeeping any
+    /// queue does (an arena slot per start, freed on stop, nothing fired), never
+    /// verified, so that every figure can be read as a multiple of it.
+    #[arg(long)]
+    floor: bool,
     /// Run at this number of timers instead of the suite's sizes (repeatable).
     #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
@@ -123,7 +128,11 @@ impl Declared {
     fn of(variant: &Variant) -> Self {
         let declared = variant.declarations();
         Declared {
-            precision: declared.precision.describe(),
+            precision: if crate::schema::is_floor(variant.label()) {
+                crate::schema::FLOOR_PRECISION.to_string()
+            } else {
+                declared.precision.describe()
+            },
             range: declared.range,
         }
     }
@@ -265,9 +274,11 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
         }
         cases = resized;
     }
-    let variants: Vec<(Variant, Declared)> = args
-        .selection
-        .variants_or(suite.variants())
+    let mut chosen = args.selection.variants_or(suite.variants());
+    if args.floor {
+        chosen.push(Variant::parse(timerbench_results::FLOOR).map_err(|e| anyhow!(e))?);
+    }
+    let variants: Vec<(Variant, Declared)> = chosen
         .into_iter()
         .map(|variant| {
             let declared = Declared::of(&variant);

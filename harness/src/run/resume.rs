@@ -62,6 +62,7 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
             given.min_sample_ms == recorded.min_sample_ms,
         ),
         ("--processes", given.processes == recorded.processes),
+        ("--floor", given.floor == recorded.floor),
         ("--timeout", given.timeout == recorded.timeout),
     ];
     for (flag, agrees) in agreements {

@@ -121,7 +121,16 @@ pub fn implementation(model: &Model, name: &str) -> Markup {
             span.swatch.peer[peer] style=(format!("border-top-color:{}", hex(color))) {}
             (name)
             @if peer { (peer_badge()) }
+            @if timerbench_results::is_floor(name) { (floor_badge()) }
         }
+    }
+}
+
+/// The floor's badge: it is a yardstick, never verified.
+pub fn floor_badge() -> Markup {
+    html! {
+        span.badge.floor title="not a queue: an arena slot per start, freed on stop, nothing \
+                                fired; never verified, never ranked" { "floor, not verified" }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::model::{Workload, counts_against};
 use crate::runs::Run;
 use anyhow::Context as _;
 use maud::{Markup, html};
-use timerbench_results::CellRecord;
+use timerbench_results::{CellRecord, is_floor};
 
 /// The columns of one run in a workload table, without the spread between processes.
 const COLUMNS_PER_RUN: usize = 6;
@@ -151,7 +151,14 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                     @for run in runs {
                         th.num.sep { "ns/op ± MAD" }
                         @if run.several_processes() { (spread_header(run)) }
-                        th.num { "× best" }
+                        @if run.has_floor() {
+                            th.num title="ns/op over the fastest verified implementation's, \
+                                          then over the floor's (the bookkeeping alone)" {
+                                "× best" br; span.note { "× floor" }
+                            }
+                        } @else {
+                            th.num { "× best" }
+                        }
                         th.num title=(format!("{kind_label} latency, 99th percentile")) {
                             (kind_label) " p99"
                         }
@@ -227,7 +234,12 @@ fn rows<'m>(context: &Context<'m>, workload: &Workload, timers: u64) -> Vec<&'m 
             .and_then(ns_per_op)
             .unwrap_or(f64::INFINITY)
     };
-    rows.sort_by(|a, b| speed(a).total_cmp(&speed(b)));
+    // The floor is a yardstick, not a competitor: last.
+    rows.sort_by(|a, b| {
+        (is_floor(a), speed(a))
+            .partial_cmp(&(is_floor(b), speed(b)))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     rows
 }
 
@@ -271,7 +283,16 @@ fn run_columns(
             (ns_number(median, decimals)) " ± " (ns_number(throughput.ns_per_op.mad, decimals))
         }
         @if run.several_processes() { (spread_cell(record)) }
-        td.num.best[best] { @if let Some(r) = to_best { (ratio(r)) } }
+        td.num.best[best] {
+            @if is_floor(name) {
+                span.note { "the floor" }
+            } @else if let Some(r) = to_best {
+                (ratio(r))
+            }
+            @if let Some(r) = run.ratio_to_floor(record) {
+                br; span.note title="ns/op over the floor's at this size" { (ratio(r)) " floor" }
+            }
+        }
         @for percentile in ["p99", "p99.9", "max"] {
             td.num {
                 @match latency.and_then(|l| l.percentiles.get(percentile)) {

@@ -9,6 +9,7 @@
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
 mod errors;
+mod floor;
 mod lateness;
 mod page;
 mod processes;
