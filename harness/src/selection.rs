@@ -50,9 +50,11 @@ impl Selection {
 /// `--impl`'s parser: clap prints the error after `invalid value '...' for '--impl'`.
 fn parse_variant(text: &str) -> Result<Variant, String> {
     if timerbench_impls::registry::is_floor(text.split(':').next().unwrap_or(text)) {
-        return Err("the floor is not an implementation: it is never verified, so \
+        return Err(
+            "the floor is not an implementation: it is never verified, so \
                     `timerbench run --floor` adds it beside the others"
-            .into());
+                .into(),
+        );
     }
     Variant::parse(text)
 }

@@ -308,5 +308,10 @@ fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
     assert_eq!(floor.len(), 1, "{text}");
     assert_eq!(floor[0]["status"], "ok");
     assert_eq!(floor[0]["precision"], "floor: not a queue, never verified");
-    assert!(floor[0]["throughput"]["ns_per_op"]["median"].as_f64().unwrap() > 0.0);
+    assert!(
+        floor[0]["throughput"]["ns_per_op"]["median"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }

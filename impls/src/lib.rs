@@ -33,8 +33,8 @@ pub mod reference;
 pub mod registry;
 
 pub mod binary_heap;
-pub mod floor;
 pub mod btree;
+pub mod floor;
 pub mod hashed_wheel;
 pub mod hierarchical_wheel;
 pub mod kafka_wheel;
