@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use timerbench_impls::{IMPLEMENTATIONS, PEERS};
+use timerbench_impls::{IMPLEMENTATIONS, PEERS, registry};
 use timerbench_report::{Catalog, Described, FamilyInfo, ParamInfo, Written};
 use timerbench_results::{REPORT_FILE, newest_run};
 use timerbench_workloads::families::FAMILIES;
@@ -82,7 +82,7 @@ pub fn catalog() -> Catalog {
                     })
                     .collect(),
             })
-            .collect()
+            .collect::<Vec<_>>()
     };
     let families = FAMILIES
         .iter()
@@ -106,7 +106,11 @@ pub fn catalog() -> Catalog {
         })
         .collect();
     Catalog {
-        implementations: described(IMPLEMENTATIONS),
+        // The floor last: a yardstick a run may hold (`--floor`), described like the rest.
+        implementations: described(IMPLEMENTATIONS)
+            .into_iter()
+            .chain(described(std::slice::from_ref(&registry::FLOOR)))
+            .collect(),
         peers: described(PEERS),
         families,
         suite_order: SuiteFile::standard()

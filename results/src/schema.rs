@@ -374,8 +374,29 @@ pub struct CellRecord {
     /// empty in older records).
     #[serde(default)]
     pub conditions: Vec<Conditions>,
+    /// What the implementation costs with no work to do, measured apart from the workload
+    /// (schema 3; `null` in older records and in cells without figures).
+    #[serde(default)]
+    pub fixed_costs: Option<FixedCosts>,
     /// Wall seconds the cell took, everything included.
     pub elapsed_seconds: f64,
+}
+
+/// What a structure (or a peer with its adapter) costs with nothing to do: the two figures
+/// that tell a peer's own work from the price of driving it through the contract (a
+/// paused runtime moved per clock move, a handle map per start and stop). Measured on a
+/// queue holding one timer far away, so that no advance finds it empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixedCosts {
+    /// Nanoseconds per one-tick `advance` with nothing due: the median over rounds.
+    pub idle_advance_ns: f64,
+    /// Nanoseconds per `start` then `stop` of one timer, 1,000 ticks out: the median over
+    /// rounds.
+    pub start_stop_ns: f64,
+    /// Calls timed per round, and rounds.
+    pub calls: u64,
+    /// Rounds timed; each figure is the median over them.
+    pub rounds: u32,
 }
 
 impl CellRecord {
@@ -408,6 +429,7 @@ impl CellRecord {
             memory: None,
             lateness: None,
             conditions: Vec::new(),
+            fixed_costs: None,
             elapsed_seconds: 0.0,
         }
     }

@@ -11,12 +11,14 @@
 use super::Diagnostics;
 use super::clock::{LatencyClock, ProbeClock};
 use super::os::peak_rss_bytes;
+use super::passes::fixed_costs::fixed_costs;
 use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;
 use super::passes::timed::{Recipe, TimedWorkload};
 use super::warm_up::{WarmUp, sample, warm_up};
 use crate::schema::{
-    self, AdvanceSeries, CellRecord, CellSpec, Clock, Latency, Memory, Status, Throughput,
+    self, AdvanceSeries, CellRecord, CellSpec, Clock, FixedCosts, Latency, Memory, Status,
+    Throughput,
 };
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -49,6 +51,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
             });
             record.digest = Some(figures.digest);
             record.throughput = Some(figures.throughput);
+            record.fixed_costs = Some(figures.fixed_costs);
             record.latency = figures.latency;
             record.clock = Some(figures.clock);
             record.advance_series = Some(figures.advance_series);
@@ -75,6 +78,7 @@ struct Figures {
     precision: String,
     digest: String,
     throughput: Throughput,
+    fixed_costs: FixedCosts,
     latency: BTreeMap<String, Latency>,
     clock: Clock,
     advance_series: AdvanceSeries,
@@ -165,6 +169,8 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         Err(message) => return unverified(message),
     };
     lap("throughput", &mut diagnostics);
+    let fixed_costs = fixed_costs::<Q>(variant);
+    lap("fixed costs", &mut diagnostics);
 
     if spec.inject_panic {
         panic!("injected panic: the cell spec asked for one (`inject_panic`)");
@@ -192,6 +198,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         digest: verified.summary.digest.clone(),
         lateness,
         throughput,
+        fixed_costs,
         latency,
         clock: clock_record,
         advance_series,

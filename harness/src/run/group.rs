@@ -91,6 +91,7 @@ fn fail(record: CellRecord, status: Status, reason: String) -> CellRecord {
         advance_series: None,
         memory: None,
         lateness: None,
+        fixed_costs: None,
         ..record
     }
 }

@@ -21,7 +21,11 @@ pub(super) fn section(context: &Context) -> Markup {
              deadline tick, checked against the reference model's whole expiry log; "
             span.badge.approximate { "approximate" } " ones may fire within the bound they \
              declare, and how late they fired is in "
-            a href="#lateness" { "Lateness" } "."
+            a href="#lateness" { "Lateness" } ". " em { "Fixed costs" } " are measured in each \
+             cell apart from its workload, on a queue holding one far timer: a one-tick advance \
+             with nothing due, and a start then stop of one timer (the median over the run's \
+             cells). For a peer they are mostly the price of driving it through the contract \
+             (a paused runtime moved per clock move, a handle map), which its figures include."
         }
         div.scroll {
             table {
@@ -29,6 +33,10 @@ pub(super) fn section(context: &Context) -> Markup {
                     th { "Implementation" }
                     th { "Parameters" }
                     th { "Precision" }
+                    th.num title="one-tick advance with nothing due / start and stop of one \
+                                  timer, ns, the median over the first run's cells" {
+                        "Fixed costs, ns" br; span.note { "idle advance / start+stop" }
+                    }
                     th { "What it is" }
                     @for run in &model.runs {
                         th.num {
@@ -42,6 +50,7 @@ pub(super) fn section(context: &Context) -> Markup {
                         td { (format::implementation(model, &implementation.name)) }
                         td { (parameters(implementation)) }
                         td { (precision(implementation)) }
+                        td.num { (fixed_costs(&model.runs[0], &implementation.name)) }
                         td {
                             @match (&implementation.summary, implementation.peer) {
                                 (Some(summary), _) => (summary),
@@ -112,4 +121,29 @@ fn precision(implementation: &Implementation) -> Markup {
             }
         }
     }
+}
+
+/// `idle / start+stop` in ns: the medians over `run`'s cells of `name`, or a dash.
+fn fixed_costs(run: &crate::runs::Run, name: &str) -> Markup {
+    let mut idle = Vec::new();
+    let mut pairs = Vec::new();
+    for costs in run
+        .records
+        .values()
+        .filter(|r| r.key.implementation == name)
+        .filter_map(|r| r.fixed_costs.as_ref())
+    {
+        idle.push(costs.idle_advance_ns);
+        pairs.push(costs.start_stop_ns);
+    }
+    if idle.is_empty() {
+        return html! { span.na { "–" } };
+    }
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let (idle, pairs) = (median(&mut idle), median(&mut pairs));
+    html! { (format::ns_number(idle, format::decimals_for(idle))) " / "
+    (format::ns_number(pairs, format::decimals_for(pairs))) }
 }

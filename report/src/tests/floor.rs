@@ -46,3 +46,19 @@ fn the_floor_is_marked_never_best_and_never_ranked_and_divides_the_others() {
         "the floor is not in the ranking"
     );
 }
+
+#[test]
+fn fixed_costs_are_given_per_implementation_beside_the_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    write_folder(&folder, &records(1.0), &environment("host", "abc1234"));
+    let output = folder.join("report.html");
+    write_report(std::slice::from_ref(&folder), &output, None, &catalog()).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let implementations = section(&html, "implementations");
+    assert!(implementations.contains("idle advance / start+stop"));
+    // The fixtures give implementation i (from 0) 5(i+1) and 20(i+1) ns: btree is 0, the
+    // peer tokio-delay-queue 3.
+    assert!(implementations.contains("5.00 / 20.0"), "btree");
+    assert!(implementations.contains("20.0 / 80.0"), "the peer");
+}

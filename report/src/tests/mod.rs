@@ -162,6 +162,12 @@ pub(super) fn record(
         }),
         lateness: None,
         conditions: Vec::new(),
+        fixed_costs: verified.then(|| timerbench_results::FixedCosts {
+            idle_advance_ns: 5.0 * (index + 1.0),
+            start_stop_ns: 20.0 * (index + 1.0),
+            calls: 20_000,
+            rounds: 7,
+        }),
         advance_series: (verified && family == "keepalive").then(|| AdvanceSeries {
             window_ops: timers / 50,
             max_ns: (0..200)
