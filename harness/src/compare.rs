@@ -415,8 +415,33 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
         .iter()
         .filter(|r| (r.ratio() - 1.0).abs() <= WITHIN + 1e-9)
         .count();
+    if let (Some(speed_a), Some(speed_b)) = (a.calibration(), b.calibration()) {
+        let _ = writeln!(
+            out,
+            "\nMachine speed (the calibration kernel, median over every process): A {:.0} µs, \
+             B {:.0} µs, B/A {:.2}",
+            speed_a / 1e3,
+            speed_b / 1e3,
+            speed_b / speed_a
+        );
+    }
     let _ = writeln!(out, "\n{within} of {n} cells within ±5%");
     out
+}
+
+impl Side {
+    /// The median calibration time over every process of every record (`null` in records
+    /// older than the field): how fast the machine ran for this folder's run.
+    fn calibration(&self) -> Option<f64> {
+        let mut times: Vec<f64> = self
+            .records
+            .values()
+            .flat_map(|r| &r.conditions)
+            .filter_map(|c| c.calibration_ns)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.get(times.len() / 2).copied()
+    }
 }
 
 /// `Only in A: 3 cells`, then one line per workload and set of sizes: `workload at N / M

@@ -12,6 +12,7 @@ pub struct Sampling {
     pub processes: u32,
     /// The least time of a sample, milliseconds.
     pub min_sample_ms: u64,
+    pub max_processes: u32,
 }
 
 /// The environment of a run starting now.
@@ -32,6 +33,7 @@ pub fn capture(suite: &str, sampling: Sampling, timeout: u64) -> Environment {
         cell_timeout_seconds: timeout,
         processes: sampling.processes,
         min_sample_ms: sampling.min_sample_ms,
+        max_processes: sampling.max_processes,
     }
 }
 

@@ -185,6 +185,13 @@ pub struct Conditions {
     pub governor: Option<String>,
     /// Logical CPUs of the machine.
     pub cpus: u32,
+    /// The machine's speed as this process found it: nanoseconds of a fixed, purely
+    /// CPU-bound kernel (a dependent chain of integer operations in registers, no memory),
+    /// the median of a few runs right after pinning (schema 3; `null` in older records).
+    /// The same on the same machine at the same clock: a difference between two runs says
+    /// the machine ran at another speed, not that a structure changed.
+    #[serde(default)]
+    pub calibration_ns: Option<f64>,
 }
 
 impl Conditions {
@@ -501,6 +508,10 @@ pub struct Environment {
     /// The least time of one sample, milliseconds (schema 2; 0 in older files).
     #[serde(default)]
     pub min_sample_ms: u64,
+    /// The most processes a cell whose process medians disagree takes
+    /// (`--max-processes`; schema 3, 0 in older files: `processes` was the most).
+    #[serde(default)]
+    pub max_processes: u32,
 }
 
 /// A median and median absolute deviation of `samples`.

@@ -162,6 +162,7 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         load_after: Some(load),
         governor: None,
         cpus: 2,
+        calibration_ns: None,
     };
     variant.conditions = vec![conditions(0.5), conditions(2.5), conditions(0.5)];
     // A record of schema 1: no base, parameters or precision.
@@ -221,6 +222,7 @@ fn the_environment_is_written_and_read_back() {
         cell_timeout_seconds: 1800,
         processes: 3,
         min_sample_ms: 10,
+        max_processes: 0,
     };
     write_environment(dir.path(), &environment).unwrap();
     let path = dir.path().join("environment.json");

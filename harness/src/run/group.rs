@@ -11,7 +11,13 @@
 //!    samples, latency;
 //! 2. then `processes - 1` rounds of `samples` processes, each round starting one
 //!    implementation later (B C A, then C A B, ...), so that drift spreads over all of
-//!    them alike. Each verifies on its own before it samples.
+//!    them alike. Each verifies on its own before it samples;
+//! 3. then, up to `max_processes`, more rounds for the cells whose process medians still
+//!    disagree (their spread between processes, the MAD of the medians over their median,
+//!    above [`SETTLED`]), in rotating order among those cells only. The time goes where
+//!    the noise is: at 1M timers the medians of processes differ by tens of percent where
+//!    one process's samples agree within a few, and a median of three such processes
+//!    moves with which of them drew a slow placement; most cells settle in three.
 //!
 //! Each cell's record then holds every process's samples (the spreads recomputed over
 //! all), the median of each process, and each process's conditions; the records are
@@ -26,11 +32,17 @@ use super::{Cell, cell_name};
 use crate::schema::{CellRecord, Status};
 use std::time::Duration;
 
+/// The spread between processes at which a cell takes no more processes: 2% (the MAD of
+/// the process medians over their median), well inside the ±5% two runs should agree.
+pub(super) const SETTLED: f64 = 0.02;
+
 /// How a group measures.
 pub(super) struct Settings {
     pub sampling: Sampling,
     /// Processes that take samples of each cell, the `full` one included.
     pub processes: u32,
+    /// The most processes a cell takes while its process medians disagree.
+    pub max_processes: u32,
     pub limit: Duration,
     /// The cell (`WORKLOAD/TIMERS/IMPL`) whose process must panic, for the tests.
     pub inject_panic: Option<String>,
@@ -72,12 +84,41 @@ pub(super) fn measure(
             }
         }
     }
+    let mut round = settings.processes as usize;
+    while round < settings.max_processes as usize && settings.processes > 1 {
+        let unsettled: Vec<usize> = (0..cells.len())
+            .filter(|&i| unsettled(&records[i]))
+            .collect();
+        if unsettled.is_empty() {
+            break;
+        }
+        for offset in 0..unsettled.len() {
+            let index = unsettled[(offset + round) % unsettled.len()];
+            let outcome =
+                child::run_samples(cells[index], workload, settings.sampling, settings.limit);
+            let record = &mut records[index];
+            match outcome {
+                Ok(set) => child::merge(record, set),
+                Err((status, reason)) => *record = fail(record.clone(), status, reason),
+            }
+        }
+        round += 1;
+    }
     if settings.processes > 1 {
         for (cell, record) in cells.iter().zip(&records) {
             progress.note(&summary_line(cell, record));
         }
     }
     records
+}
+
+/// Whether a measured cell's process medians still disagree by more than [`SETTLED`].
+fn unsettled(record: &CellRecord) -> bool {
+    record.status == Status::Ok
+        && record
+            .throughput
+            .as_ref()
+            .is_some_and(|t| t.between_processes() > SETTLED)
 }
 
 /// `record` stripped of its figures, ended with `status` and `reason`.

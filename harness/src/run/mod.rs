@@ -78,6 +78,11 @@ pub struct Args {
     /// all their samples, and the spread between processes is recorded.
     #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     processes: u32,
+    /// The most processes a cell takes: after the first P, a cell whose process medians
+    /// still differ by more than 2% (their MAD over their median) takes more, one round at
+    /// a time, up to this many (at least P).
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
+    max_processes: u32,
     /// The results folder (default: results/<date>-<host>-<git rev>).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     out: Option<PathBuf>,
@@ -175,6 +180,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             repeat: args.repeat,
             processes: args.processes,
             min_sample_ms: args.min_sample_ms,
+            max_processes: args.max_processes.max(args.processes),
         };
         let environment = environment::capture(&args.suite, sampling, args.timeout);
         write_environment(&folder, &environment)?;
@@ -199,6 +205,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             min_sample: Duration::from_millis(args.min_sample_ms),
         },
         processes: args.processes,
+        max_processes: args.max_processes.max(args.processes),
         limit: Duration::from_secs(args.timeout),
         inject_panic: args.inject_panic.clone(),
     };

@@ -63,6 +63,10 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         ),
         ("--processes", given.processes == recorded.processes),
         ("--floor", given.floor == recorded.floor),
+        (
+            "--max-processes",
+            given.max_processes == recorded.max_processes,
+        ),
         ("--timeout", given.timeout == recorded.timeout),
     ];
     for (flag, agrees) in agreements {

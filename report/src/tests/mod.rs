@@ -214,6 +214,7 @@ pub(super) fn environment(host: &str, revision: &str) -> Environment {
         cell_timeout_seconds: 1800,
         processes: 3,
         min_sample_ms: 10,
+        max_processes: 0,
     }
 }
 

@@ -17,6 +17,7 @@ fn conditions(role: &str, load_before: f64, load_after: f64) -> Conditions {
         load_after: Some(load_after),
         governor: Some("performance".to_string()),
         cpus: 2,
+        calibration_ns: None,
     }
 }
 
@@ -172,6 +173,7 @@ fn records_of_one_process_without_conditions_show_neither() {
     let older = Environment {
         processes: 0,
         min_sample_ms: 0,
+        max_processes: 0,
         ..environment("alpha", "abc1234")
     };
     write_folder(&folder, &records(1.0), &older);
