@@ -192,9 +192,13 @@ impl<V> LinuxWheel<V> {
         let level = self.level_for(expires - self.clk);
         // Round up to the level's granularity, strictly above `expires`: never early.
         let shift = level as u32 * CLOCK_SHIFT;
-        let rounded = (expires >> shift) + 1;
-        let index = (rounded & (BUCKETS as Tick - 1)) as usize;
-        ((level * BUCKETS + index) as u32, rounded << shift, clamped)
+        let rounded = u128::from(expires >> shift) + 1;
+        let index = (rounded & (BUCKETS as u128 - 1)) as usize;
+        (
+            (level * BUCKETS + index) as u32,
+            end_of_time(rounded, shift),
+            clamped,
+        )
     }
 
     /// Puts the live entry `index` at the head of `bucket` (`hlist_add_head`).
@@ -240,7 +244,10 @@ impl<V> LinuxWheel<V> {
             if bits != 0 {
                 // Buckets ahead of `position`, wrapping: rotate it to bit 0.
                 let ahead = Tick::from(bits.rotate_right(position).trailing_zeros());
-                let expiry = (level_clock + ahead) << (level as u32 * CLOCK_SHIFT);
+                let expiry = end_of_time(
+                    u128::from(level_clock) + u128::from(ahead),
+                    level as u32 * CLOCK_SHIFT,
+                );
                 next = Some(next.map_or(expiry, |n: Tick| n.min(expiry)));
                 // Linux stops when this bucket comes before the next level's clock moves.
                 let level_low_bits = level_clock & ((1 << CLOCK_SHIFT) - 1);
@@ -252,6 +259,22 @@ impl<V> LinuxWheel<V> {
             level_clock = (level_clock >> CLOCK_SHIFT) + carry;
         }
         next
+    }
+
+    /// At the end of time: fires every pending timer, each level's buckets in order.
+    fn expire_everything<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
+        for bucket in 0..self.levels * BUCKETS {
+            let mut index = arena_list::take(&mut self.heads[bucket]);
+            while index != NIL {
+                let next = self.entries.link(index);
+                let id = self.entries.id(index);
+                let (_, entry) = self.entries.remove(index);
+                self.work += 1;
+                on_fire(id, entry.value, entry.deadline);
+                index = next;
+            }
+        }
+        self.pending = [0; MAX_LEVELS];
     }
 
     /// `collect_expired_timers` then `expire_timers` at clock `clk`: the due buckets of
@@ -378,11 +401,20 @@ impl<V> TimerQueue<V> for LinuxWheel<V> {
         check_advance(self.now, to);
         self.work += 1;
         while let Some(expiry) = self.next_expiry().filter(|&expiry| expiry <= to) {
+            if expiry == Tick::MAX {
+                // Every deadline is at most u64::MAX, so all are due; a bucket whose
+                // rounded expiry lies past the end of time is only reached here.
+                self.expire_everything(&mut on_fire);
+                break;
+            }
             self.expire_at(expiry, &mut on_fire);
-            self.clk = expiry + 1;
+            // At the end of time there is no next tick: `clk` stays at u64::MAX, and a
+            // timer started then is due at once, so the next `advance(u64::MAX)` fires it
+            // (found by the fuzz target: `to + 1` overflowed).
+            self.clk = expiry.saturating_add(1);
         }
         // Nothing expires up to `to`: forward the clock (`forward_timer_base`).
-        self.clk = to + 1;
+        self.clk = to.saturating_add(1);
         self.now = to;
     }
 
@@ -403,6 +435,15 @@ impl<V> TimerQueue<V> for LinuxWheel<V> {
     fn work(&self) -> u64 {
         self.work
     }
+}
+
+/// `clock << shift`, the tick a bucket of a level expires, or u64::MAX when that lies past
+/// the end of time: Linux's jiffies wrap, our ticks do not, and near u64::MAX the round-up
+/// can reach 2^64 (found by the fuzz target); `clock` is wide enough to hold that. Such a bucket fires at
+/// u64::MAX, which is never early (no deadline is later) and no later than its rounding.
+fn end_of_time(clock: u128, shift: u32) -> Tick {
+    let expiry = clock << shift;
+    Tick::try_from(expiry).unwrap_or(Tick::MAX)
 }
 
 /// The declared lateness bound of a timer started `delay` ticks ahead of `now` (its
@@ -509,5 +550,44 @@ mod tests {
         let mut fired = Vec::new();
         wheel.advance(expiry, |_, value, _| fired.push(value));
         assert_eq!(fired, [1]);
+    }
+
+    /// Near u64::MAX a coarse level's round-up passes the end of time; such timers fire at
+    /// u64::MAX, never early, and `advance(u64::MAX)` leaves nothing behind.
+    #[test]
+    fn the_end_of_time_fires_everything_and_never_overflows() {
+        let mut wheel = LinuxWheel::<u64>::with_levels(0, 9);
+        wheel.advance(Tick::MAX - 5_000, |_, _, _| {});
+        for (value, deadline) in [
+            Tick::MAX,
+            Tick::MAX - 100,
+            Tick::MAX - 4_096,
+            Tick::MAX - 4_990,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            wheel.start(deadline, value as u64);
+        }
+        let mut fired = Vec::new();
+        let mut early = false;
+        wheel.advance(Tick::MAX - 4_200, |_, value, deadline| {
+            early |= deadline > Tick::MAX - 4_200;
+            fired.push(value);
+        });
+        wheel.advance(Tick::MAX - 1, |_, value, deadline| {
+            early |= deadline > Tick::MAX - 1;
+            fired.push(value);
+        });
+        assert!(!early, "nothing fires before its deadline");
+        assert_eq!(wheel.next_deadline(), Some(Tick::MAX));
+        wheel.advance(Tick::MAX, |_, value, _| fired.push(value));
+        fired.sort_unstable();
+        assert_eq!(fired, [0, 1, 2, 3]);
+        assert!(wheel.is_empty());
+        let late = wheel.start(Tick::MAX, 9);
+        let mut again = Vec::new();
+        wheel.advance(Tick::MAX, |id, value, _| again.push((id, value)));
+        assert_eq!(again, [(late, 9)]);
     }
 }

@@ -292,11 +292,13 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
     /// If `deadline` is 2^36 − 1 ms or more past the wheel's clock (see the module
     /// documentation).
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
+        // Past-due deadlines too: after a long empty stretch `now` itself may lie past
+        // the horizon of a queue that was never replaced (found by the fuzz target:
+        // `insert_at` panicked on a deadline equal to a `now` 2^40 ms on).
+        self.check_horizon(deadline);
         if deadline <= self.now {
             self.overdue += 1;
             self.overdue_min = self.overdue_min.min(deadline);
-        } else {
-            self.check_horizon(deadline);
         }
         let id = self.timers.insert(
             0,
@@ -341,9 +343,8 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         let Some(slot) = self.timers.resolve(id) else {
             return (self.start(deadline, value), None);
         };
-        if deadline > self.now {
-            self.check_horizon(deadline);
-        }
+        // As in `start`, past-due deadlines included.
+        self.check_horizon(deadline);
         let old_deadline = self.timers.get(slot).deadline;
         // As in `start`: the queue arms a new `Sleep` (which needs the runtime's context)
         // only when none is armed, which can happen only while past-due entries are held.

@@ -8,7 +8,7 @@
 //! time, carrying the lower bytes as its "rest"; when a wheel's pointer reaches its slot the
 //! entry moves down by its rest bytes (cascading), so it fires at its exact tick. Delays of
 //! 2^32 − 1 ticks or more wait in an overflow `Vec` that is rescanned once per 2^32-tick
-//! cycle. Each slot is an `Option<Vec<_>>`; `tick()` returns the entries of the slot it
+//! cycle (not used here: see *Precision and limits*). Each slot is an `Option<Vec<_>>`; `tick()` returns the entries of the slot it
 //! reaches as a fresh `Vec`. There is no occupancy bitmap: `can_skip()` only reports that
 //! whole lower wheels are empty, and `skip(n)` then moves the pointers without visiting
 //! slots. The adapter uses the crate's `wheels::cancellable::QuadWheelWithOverflow`,
@@ -81,17 +81,22 @@
 //! - A delay of exactly 2^32 − 1 at the start of a cycle (clock 0, for one): the crate's
 //!   overflow remainder `delay − 2^32` underflows a `Duration` and panics.
 //!
-//! For both, the adapter files a *carrier* instead: the same entry with a delay of 2^31;
-//! when the carrier comes due before its timer's deadline, the adapter files it again with
-//! the remaining delay (at most 2^32 − 2^31, always safe). A timer started so costs one
-//! extra insert and an extra `Rc`; no timer fires early or late.
+//! - A delay of 2^32 or more goes to the crate's overflow list, whose rescan files the
+//!   remainder with the same arithmetic: a remainder in either case above fails the same
+//!   way (found by the fuzz target: 2^36 − 1 from clock 0 panicked in the rescan).
+//!
+//! For all of these, every delay above 2^32 − 2^24, the adapter files a *carrier*
+//! instead: the same entry with a delay of 2^31; when the carrier comes due before its
+//! timer's deadline, the adapter files it again with the remaining delay (a carrier again
+//! while that is above 2^32 − 2^24). A timer started so costs one extra insert and an extra
+//! `Rc` per 2^31 ticks; no timer fires early or late. The crate's overflow list is
+//! therefore never used: a deviation from the crate as shipped, forced by its bug.
 //!
 //! What it cannot do: deadlines more than [`MAX_DELAY`] = 2^40 ticks after `now`, its
 //! declared range ([`TimerQueue::range`]): a workload with such a delay is refused before
-//! it runs, and the adapter panics naming the limit if one reaches it anyway. Delays of 2^32 − 1 ticks or more wait in the
-//! crate's overflow list, rescanned once per 2^32-tick cycle, so such a deadline takes
-//! up to 2^(d − 32) cycles (and rounds of `next_deadline`) to reach; 2^40 keeps that
-//! within 256.
+//! it runs, and the adapter panics naming the limit if one reaches it anyway. A far
+//! deadline is reached through up to 2^40 / 2^31 = 512 carrier hops, which bounds the
+//! rounds of `next_deadline` ([`STEPS`]).
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
@@ -112,10 +117,11 @@ const SAFE_DELAY: Tick = (1 << 32) - (1 << 24);
 /// The delay of a carrier.
 const CARRIER_DELAY: Tick = 1 << 31;
 
-/// Rounds of `advance(next_deadline)` that fire the earliest timer: one per wheel level
-/// for cascades and empty-block skips below 256 slots each (4 × 256), one per 2^32-tick
-/// overflow cycle within [`MAX_DELAY`] (256), and one for overdue timers.
-pub const STEPS: u32 = 4 * 256 + 256 + 1;
+/// Rounds of `advance(next_deadline)` that fire the earliest timer: per carrier hop of
+/// [`CARRIER_DELAY`] (at most `MAX_DELAY / CARRIER_DELAY` of them, and the last stretch),
+/// one per wheel level for cascades and empty-block skips below 256 slots each
+/// (4 × 256); and one for overdue timers.
+pub const STEPS: u32 = ((MAX_DELAY / CARRIER_DELAY) as u32 + 1) * 4 * 256 + 1;
 
 /// See the module documentation.
 pub struct Hhwt<V> {
@@ -135,8 +141,11 @@ impl<V> Hhwt<V> {
     /// Puts timer `id` in the wheel, due `delay > 0` ticks after the wheel's position, or a
     /// carrier for it when the crate would misfile that delay.
     fn file(&mut self, id: TimerId, delay: Tick) {
-        let misfiled = (delay > SAFE_DELAY && delay < u64::from(u32::MAX))
-            || (delay == u64::from(u32::MAX) && self.position == 0);
+        // Every delay above SAFE_DELAY, not only those below 2^32 − 1: the crate's
+        // overflow list files its remainders again with the same arithmetic, and a
+        // remainder in the bad range panics there (found by the fuzz target: a delay of
+        // 2^36 − 1 from clock 0).
+        let misfiled = delay > SAFE_DELAY;
         let entry = IdOnlyTimerEntry {
             id: id.to_bits(),
             delay: Duration::from_millis(if misfiled { CARRIER_DELAY } else { delay }),
@@ -180,7 +189,8 @@ impl<V> TimerQueue<V> for Hhwt<V> {
         Range {
             max_delay: MAX_DELAY,
             max_tick: Tick::MAX,
-            why: "the overflow list is rescanned once per 2^32-tick cycle: at most 256 cycles",
+            why: "a far timer is carried in 2^31-tick hops past the crate's overflow bug: at \
+                  most 512 hops",
         }
     }
 
