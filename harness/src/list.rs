@@ -59,8 +59,12 @@ fn implementations(list: &'static [Implementation]) -> String {
         }
         if !range.is_all() {
             details.push(format!(
-                "  {}: range: delays up to {} ticks, ticks up to {} ({})",
-                implementation.name, range.max_delay, range.max_tick, range.why
+                "  {}: range: delays up to {} ticks, ticks up to {}, the clock up to {} ({})",
+                implementation.name,
+                range.max_delay,
+                range.max_tick,
+                range.clock_limit(),
+                range.why
             ));
         }
         if !implementation.parameters.is_empty() {

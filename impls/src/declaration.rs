@@ -185,21 +185,48 @@ pub struct Range {
     pub max_delay: Tick,
     /// The largest deadline, and the largest clock, accepted.
     pub max_tick: Tick,
+    /// The largest clock accepted, when less than `max_tick`: a structure that walks every
+    /// bucket ([`EmptyTime::Walked`]) holds any deadline, but moving its clock to tick
+    /// 10^12 would take hours ([`Range::walked`]).
+    pub max_clock: Tick,
     /// Why, in a few words (e.g. `DelayQueue's six 64-slot levels at 1 ms`).
     pub why: &'static str,
 }
+
+/// The bucket visits a workload may ask of a walking structure: 2^28 (about 2.7 × 10^8),
+/// a second or so per replay here. The standard suite's longest walk, `sparse` at 10k
+/// timers, is about 1.5 × 10^8 ticks; `workloads/examples/advance.tw`'s jump of 10^12
+/// ticks is refused.
+pub const WALK_BUDGET: Tick = 1 << 28;
 
 impl Range {
     /// All of `u64`: what the contract asks of every structure.
     pub const ALL: Range = Range {
         max_delay: Tick::MAX,
         max_tick: Tick::MAX,
+        max_clock: Tick::MAX,
         why: "",
     };
 
+    /// The range of a structure that visits a bucket per `step` ticks of every clock move:
+    /// every deadline, but clocks only up to [`WALK_BUDGET`] visits.
+    pub const fn walked(step: Tick, why: &'static str) -> Range {
+        Range {
+            max_delay: Tick::MAX,
+            max_tick: Tick::MAX,
+            max_clock: WALK_BUDGET.saturating_mul(step),
+            why,
+        }
+    }
+
+    /// The largest clock accepted: the smaller of `max_tick` and `max_clock`.
+    pub fn clock_limit(&self) -> Tick {
+        self.max_tick.min(self.max_clock)
+    }
+
     /// Whether this is all of `u64`.
     pub fn is_all(&self) -> bool {
-        self.max_delay == Tick::MAX && self.max_tick == Tick::MAX
+        self.max_delay == Tick::MAX && self.max_tick == Tick::MAX && self.max_clock == Tick::MAX
     }
 }
 

@@ -17,7 +17,13 @@
 //! | `hashed-wheel` | [`hashed_wheel`] | 32 |
 //! | `hierarchical-wheel` | [`hierarchical_wheel`] | 32 |
 //! | `kafka-wheel` | [`kafka_wheel`] | 32 |
+//! | `timeout-lists` | [`timeout_lists`] | 32 + per distinct delay a list record, a heap element and a map entry |
+//! | `polling-scan` | [`polling_scan`] | 32 |
+//! | `delay-queue-purge` | [`delay_queue_purge`] | 32, + 16 per stopped timer until purged (fewer than `purge_interval`) |
+//! | `skynet-wheel` | [`skynet_wheel`] | 32, + 32 per stopped timer until a walk of its slot drops it |
 //! | `linux-wheel` (approximate) | [`linux_wheel`] | 32 |
+//! | `netty-wheel` (approximate) | [`netty_wheel`] | 40 (the value is an `Option`), + 40 per stopped timer until the worker's next tick |
+//! | `ring-buckets` (approximate) | [`ring_buckets`] | 32 |
 //!
 //! [`reference::ReferenceQueue`] is the obviously correct model the others are tested
 //! against; it is not registered.
@@ -34,13 +40,19 @@ pub mod registry;
 
 pub mod binary_heap;
 pub mod btree;
+pub mod delay_queue_purge;
 pub mod floor;
 pub mod hashed_wheel;
 pub mod hierarchical_wheel;
 pub mod kafka_wheel;
 pub mod linux_wheel;
+pub mod netty_wheel;
+pub mod polling_scan;
 pub mod quad_heap;
+pub mod ring_buckets;
 pub mod skiplist;
+pub mod skynet_wheel;
+pub mod timeout_lists;
 
 #[cfg(feature = "peers")]
 pub mod peers;
@@ -68,6 +80,10 @@ macro_rules! for_each_implementation {
             hashed_wheel::HashedWheel, "hashed-wheel", "one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6); a min-heap of occupied slots jumps over empty ticks";
             hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
             kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
+            timeout_lists::TimeoutLists, "timeout-lists", "one FIFO list per distinct delay (Node.js timers, libevent common timeouts) and a min-heap of the lists by head deadline: O(1) start/stop for a fixed timeout";
+            polling_scan::PollingScan, "polling-scan", "unordered dense table swept whole on every clock move (Varghese & Lauck scheme 1): O(1) start/stop, O(n) per move";
+            delay_queue_purge::DelayQueuePurge, "delay-queue-purge", "Kafka 0.8's request purgatory: a binary heap that keeps stopped entries until they reach the root or until purge_interval of them gather and a purge pass rebuilds the heap";
+            skynet_wheel::SkynetWheel, "skynet-wheel", "skynet's timer: near[256] + 4 levels of 64 on a 32-bit counter walked tick by tick, cascading one slot as the low bits wrap; no cancel (a stop leaves a dead entry until its slot comes due); later epochs in an overflow list";
         }
     };
 }
@@ -82,6 +98,8 @@ macro_rules! for_each_approximate {
     ($callback:ident) => {
         $callback! {
             linux_wheel::LinuxWheel, "linux-wheel", "Linux 4.8+'s non-cascading wheel: 8 or 9 levels of 64 buckets, each 8 times coarser; a timer is filed once with its expiry rounded up and never moved (approximate: at most 8/63 of its delay late above the first level)";
+            netty_wheel::NettyWheel, "netty-wheel", "Netty 4's HashedWheelTimer: 512 buckets walked by a worker once per tick, rounds decremented on every pass; starts and stops queued for the next worker tick, at most 100,000 transfers per tick (approximate: less than one worker tick late)";
+            ring_buckets::RingBuckets, "ring-buckets", "the idle-connection ring of a 100k-connection chat server: 32 buckets of 1000 ticks, a hand that fires a whole bucket per step, cycle counts past one turn, O(1) refresh in place (approximate: less than one bucket late)";
         }
     };
 }

@@ -9,11 +9,22 @@
 //! every `stop`, on `len` and on `now`; `next_deadline` must be a bound that reaches the
 //! earliest timer within the implementation's declared number of rounds. A failure
 //! shrinks to a minimal sequence. `PROPTEST_CASES=N` overrides the number of sequences.
+//!
+//! A walker ([`EmptyTime::Walked`](timerbench_impls::EmptyTime), `support/horizon.rs`)
+//! runs the same sequences within a walk horizon: every clock move (an advance, a sleep, the
+//! final drain) is capped at `WALK_MOVE_VISITS` bucket visits and one sequence's clock at
+//! `WALK_SEQUENCE_VISITS`, the larger jumps mapped into the cap; start delays between the
+//! horizon and 2^40 are mapped into it so that they come due, and the farther ones stay as
+//! they are: valid starts that are never reached, which the drain stops one by one against
+//! the model instead of firing them. Every fire, stop, `len` and `now` is still compared.
 
 #[path = "support/boundaries.rs"]
 mod boundaries;
+#[path = "support/horizon.rs"]
+mod horizon;
 
 use boundaries::BOUNDARY_DELAYS;
+use horizon::Reach;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use timerbench_impls::reference::ReferenceQueue;
@@ -21,6 +32,11 @@ use timerbench_impls::{Tick, TimerId, TimerQueue, for_each_implementation};
 
 const CASES: u32 = 512;
 const MAX_OPS: usize = 1000;
+
+/// The most bucket visits one clock move of a walker's sequence may cost.
+const WALK_MOVE_VISITS: u64 = 1 << 16;
+/// The most bucket visits all the clock moves of one walker's sequence may cost.
+const WALK_SEQUENCE_VISITS: u64 = 1 << 18;
 
 /// Where a started timer's deadline lies.
 #[derive(Debug, Clone, Copy)]
@@ -105,13 +121,70 @@ struct Pair<Q> {
     model: ReferenceQueue<u64>,
     /// Per value (the index of the start): the subject's and the model's handle.
     issued: Vec<(TimerId, TimerId)>,
+    /// How far the subject's clock may move.
+    reach: Reach,
+    /// For a walker: the ticks its clock may still move in this sequence.
+    walk_left: Tick,
+    /// What the sequence exercised: timers fired, effective stops, sleeps that fired.
+    fired: usize,
+    stopped: usize,
+    slept: usize,
 }
 
 impl<Q: TimerQueue<u64>> Pair<Q> {
+    /// `subject` against a fresh model, within `reach`.
+    fn new(subject: Q, reach: Reach) -> Self {
+        Pair {
+            subject,
+            model: ReferenceQueue::new(),
+            issued: Vec::new(),
+            reach,
+            walk_left: reach.ticks(WALK_SEQUENCE_VISITS),
+            fired: 0,
+            stopped: 0,
+            slept: 0,
+        }
+    }
+
+    /// For a walker, a start delay between the sequence's horizon and 2^40 mapped to
+    /// between an eighth and three eighths of the horizon, where a sequence's clock often
+    /// comes; anything else as drawn (a farther deadline is a valid start that the walker
+    /// never reaches).
+    fn walkable_delay(&self, delay: Tick) -> Tick {
+        let horizon = self.reach.ticks(WALK_SEQUENCE_VISITS);
+        if self.reach.is_walker() && delay > horizon && delay < 1 << 40 {
+            horizon / 8 + delay % (horizon / 4)
+        } else {
+            delay
+        }
+    }
+
+    /// The clock `now + by` would reach, within a walker's horizon: a jump beyond one move
+    /// is mapped into the upper half of a move, and the sequence's remaining ticks cap it.
+    fn reachable(&self, by: Tick) -> Tick {
+        let now = self.model.now();
+        if !self.reach.is_walker() {
+            return now.saturating_add(by);
+        }
+        let longest = self.reach.ticks(WALK_MOVE_VISITS);
+        let by = if by > longest {
+            longest / 2 + by % (longest / 2)
+        } else {
+            by
+        };
+        now.saturating_add(by.min(self.walk_left))
+    }
+
+    /// For a walker, the farthest clock its next move may reach.
+    fn farthest(&self) -> Tick {
+        let longest = self.reach.ticks(WALK_MOVE_VISITS);
+        self.model.now().saturating_add(longest.min(self.walk_left))
+    }
+
     fn deadline(&self, deadline: Deadline) -> Tick {
         let now = self.model.now();
         match deadline {
-            Deadline::After(delay) => now.saturating_add(delay),
+            Deadline::After(delay) => now.saturating_add(self.walkable_delay(delay)),
             Deadline::Before(back) => now.saturating_sub(back),
             Deadline::At(tick) => tick,
         }
@@ -132,6 +205,7 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
         let expected = self.model.stop(model);
         let got = self.subject.stop(subject);
         prop_assert_eq!(got, expected, "stop({:?})", subject);
+        self.stopped += got.is_some() as usize;
         Ok(())
     }
 
@@ -154,6 +228,15 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
 
     /// Advances both to `to`; returns how many timers fired.
     fn advance(&mut self, to: Tick) -> Result<usize, TestCaseError> {
+        if self.reach.is_walker() {
+            let by = to - self.model.now();
+            assert!(
+                by <= self.walk_left && self.reach.visits(by) <= WALK_MOVE_VISITS,
+                "test bug: a walker moved by {by} ticks, {} left in the sequence",
+                self.walk_left
+            );
+            self.walk_left -= by;
+        }
         let mut fired = Vec::new();
         self.subject
             .advance(to, |id, value, deadline| fired.push((deadline, value, id)));
@@ -181,6 +264,7 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
         got.sort_unstable();
         expected.sort_unstable();
         prop_assert_eq!(got, expected, "advance({}) fired a different set", to);
+        self.fired += fired.len();
         Ok(fired.len())
     }
 
@@ -206,8 +290,16 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
             prop_assert_eq!(bound, earliest, "an exact structure returns the deadline");
         }
         for _ in 0..steps {
-            let to = bound.max(self.model.now());
+            let now = self.model.now();
+            let to = bound.max(now);
+            if self.reach.is_walker() && to > self.farthest() {
+                // The earliest timer lies beyond the walk horizon: the bound was checked;
+                // move as far as a walker may, and compare what fires on the way.
+                self.advance(self.farthest())?;
+                return Ok(());
+            }
             if self.advance(to)? > 0 {
+                self.slept += 1;
                 return Ok(());
             }
             bound = match self.subject.next_deadline() {
@@ -227,12 +319,12 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
             Op::Stop(pick) => self.stop(pick)?,
             Op::Restart(pick, deadline) => self.restart(pick, deadline)?,
             Op::Advance(by) => {
-                let to = self.model.now().saturating_add(by);
+                let to = self.reachable(by);
                 self.advance(to)?;
             }
             Op::Tick(n) => {
                 for _ in 0..n {
-                    let to = self.model.now().saturating_add(1);
+                    let to = self.reachable(1);
                     self.advance(to)?;
                 }
             }
@@ -245,16 +337,31 @@ impl<Q: TimerQueue<u64>> Pair<Q> {
 }
 
 fn check<Q: TimerQueue<u64>>(ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut pair = Pair {
-        subject: Q::new(),
-        model: ReferenceQueue::new(),
-        issued: Vec::new(),
-    };
+    let subject = Q::new();
+    let reach = Reach::of(subject.empty_time());
+    let mut pair = Pair::new(subject, reach);
+    run(&mut pair, ops)
+}
+
+/// Applies `ops`, then drains: everything still pending fires at the end of time, and
+/// agrees. A walker instead moves as far as it may and then stops every handle ever
+/// issued, each stop compared with the model's (the value of a timer still pending, or
+/// `None`).
+fn run<Q: TimerQueue<u64>>(pair: &mut Pair<Q>, ops: &[Op]) -> Result<(), TestCaseError> {
     for &op in ops {
         pair.apply(op)?;
     }
-    // Drain: everything still pending fires at the end of time, and agrees.
-    pair.advance(u64::MAX)?;
+    if pair.reach.is_walker() {
+        let to = pair.farthest();
+        pair.advance(to)?;
+        for pick in 0..pair.issued.len() {
+            pair.stop(pick)?;
+        }
+        prop_assert_eq!(pair.subject.len(), 0, "len after stopping every handle");
+        prop_assert_eq!(pair.model.len(), 0, "the model agrees");
+    } else {
+        pair.advance(u64::MAX)?;
+    }
     prop_assert!(pair.subject.is_empty());
     Ok(())
 }
@@ -316,6 +423,38 @@ fn sequences_exercise_firing_stopping_and_sleeping() {
         }
     }
     eprintln!("fired {fired}, stopped {stopped}, slept {slept}");
+    assert!(fired > 1_000, "only {fired} firings in 20 sequences");
+    assert!(
+        stopped > 300,
+        "only {stopped} effective stops in 20 sequences"
+    );
+    assert!(slept > 200, "only {slept} sleeps in 20 sequences");
+}
+
+/// A walker's sequences still reach what they are meant to within the walk horizon: the
+/// mapping of moves and delays must leave plenty of firings, stops and sleeps, or the
+/// differential test of a walker would pass vacuously. The model stands in for the walker
+/// (its reach is set to a walker's).
+#[test]
+fn walker_sequences_exercise_firing_stopping_and_sleeping() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut fired, mut stopped, mut slept) = (0usize, 0usize, 0usize);
+    for _ in 0..20 {
+        let ops = proptest::collection::vec(op(), 1..MAX_OPS)
+            .new_tree(&mut runner)
+            .expect("strategy")
+            .current();
+        let mut pair = Pair::new(ReferenceQueue::new(), Reach::Walker { step: 1 });
+        for op in ops {
+            pair.apply(op).expect("the model agrees with itself");
+        }
+        fired += pair.fired;
+        stopped += pair.stopped;
+        slept += pair.slept;
+    }
+    eprintln!("walker: fired {fired}, stopped {stopped}, slept {slept}");
     assert!(fired > 1_000, "only {fired} firings in 20 sequences");
     assert!(
         stopped > 300,

@@ -29,7 +29,7 @@ impl Reach {
     pub fn within(&self, range: &Range) -> bool {
         self.max_delay <= range.max_delay
             && self.max_deadline <= range.max_tick
-            && self.max_clock <= range.max_tick
+            && self.max_clock <= range.clock_limit()
     }
 }
 
@@ -84,12 +84,12 @@ pub fn first_beyond(program: &Program, range: &Range) -> Option<Beyond> {
                 now = now.max(firing.now);
             }
         }
-        if what.is_none() && now > range.max_tick {
+        if what.is_none() && now > range.clock_limit() {
             return Some(Beyond {
                 line,
                 what: format!(
                     "the clock at tick {now}, beyond the limit of tick {}{why}",
-                    range.max_tick
+                    range.clock_limit()
                 ),
             });
         }
@@ -112,6 +112,7 @@ mod tests {
     const RANGE: Range = Range {
         max_delay: 100,
         max_tick: 1_000,
+        max_clock: Tick::MAX,
         why: "a test",
     };
 

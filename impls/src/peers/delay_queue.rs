@@ -262,6 +262,7 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         Range {
             max_delay: HORIZON / 2,
             max_tick: MAX_CLOCK,
+            max_clock: Tick::MAX,
             why: "DelayQueue's six 64-slot levels at 1 ms (2^36 ms), less its clock's lag; \
                   tokio's Instant arithmetic up to 2^52 ms",
         }

@@ -189,6 +189,7 @@ impl<V> TimerQueue<V> for Hhwt<V> {
         Range {
             max_delay: MAX_DELAY,
             max_tick: Tick::MAX,
+            max_clock: Tick::MAX,
             why: "a far timer is carried in 2^31-tick hops past the crate's overflow bug: at \
                   most 512 hops",
         }

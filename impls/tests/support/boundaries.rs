@@ -2,8 +2,9 @@
 //! differential test.
 
 /// Delays around the slot and level edges of 64-slot wheels (tokio, Linux), of 20-slot
-/// wheels (Kafka: levels of 20, 400, 8000 ticks) and of the default hashed wheel (4096
-/// slots), up to 2^40.
+/// wheels (Kafka: levels of 20, 400, 8000 ticks), of the default hashed wheel (4096
+/// slots) and of skynet's wheel (a near block of 256 ticks, levels ending at 2^14, 2^20,
+/// 2^26 and its 32-bit counter), up to 2^40. In increasing order.
 pub const BOUNDARY_DELAYS: &[u64] = &[
     1,
     2,
@@ -16,6 +17,9 @@ pub const BOUNDARY_DELAYS: &[u64] = &[
     65,
     127,
     128,
+    255,
+    256,
+    257,
     399,
     400,
     401,
@@ -28,14 +32,26 @@ pub const BOUNDARY_DELAYS: &[u64] = &[
     8001,
     8191,
     8192,
+    (1 << 14) - 1,
+    1 << 14,
+    (1 << 14) + 1,
     (1 << 18) - 1,
     1 << 18,
     (1 << 18) + 1,
+    (1 << 20) - 1,
+    1 << 20,
+    (1 << 20) + 1,
     (1 << 24) - 1,
     1 << 24,
     (1 << 24) + 1,
+    (1 << 26) - 1,
+    1 << 26,
+    (1 << 26) + 1,
     1 << 30,
     (1 << 30) + 1,
+    (1 << 32) - 1,
+    1 << 32,
+    (1 << 32) + 1,
     (1 << 36) - 1,
     1 << 36,
     (1 << 36) + 1,
