@@ -98,6 +98,8 @@
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::Range;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::runtime::{Builder, Runtime};
@@ -140,9 +142,12 @@ pub struct TokioDelayQueue<V> {
     origin: Instant,
     base: Tick,
     timers: Arena<Timer<V>>,
-    /// Pending timers started with `deadline <= now`, and the earliest such deadline.
+    /// Pending timers started with `deadline <= now`, and a min-heap of their deadlines and
+    /// handles, from which a stopped or restarted one is dropped lazily when it reaches the
+    /// top (its handle no longer resolves), so that `next_deadline` stays exact (found by
+    /// the fuzz target: a single remembered minimum outlived the timer that set it).
     overdue: usize,
-    overdue_min: Tick,
+    overdue_min: BinaryHeap<Reverse<(Tick, TimerId)>>,
     /// A lower bound of the wheel's clock (in ticks): the clock as last read, or the tick
     /// the queue was created at. (Not the latest deadline fired: the wheel's clock moves
     /// only when its `Sleep` fires, and may stay behind the entries it returned.)
@@ -197,7 +202,11 @@ impl<V> TokioDelayQueue<V> {
     /// Whether a deadline is within the wheel's horizon, reading the clock only when the
     /// cheap bound is not enough; an empty queue is replaced by one whose clock is `now`.
     fn check_horizon(&mut self, deadline: Tick) {
-        if deadline < self.wheel_floor + HORIZON {
+        // An empty queue whose clock fell far behind `now` (a long empty stretch) is
+        // replaced now, before a past-due entry pins it: otherwise the next start within
+        // the range would lie past its horizon (found by the fuzz target).
+        let far_behind = self.now.saturating_sub(self.wheel_floor) >= HORIZON / 4;
+        if deadline < self.wheel_floor + HORIZON && !(far_behind && self.queue.is_empty()) {
             return;
         }
         if self.queue.is_empty() {
@@ -278,7 +287,7 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             base: 0,
             timers: Arena::with_capacity(capacity),
             overdue: 0,
-            overdue_min: Tick::MAX,
+            overdue_min: BinaryHeap::new(),
             wheel_floor: 0,
             drained: Vec::new(),
             fired: Vec::new(),
@@ -297,10 +306,7 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         // the horizon of a queue that was never replaced (found by the fuzz target:
         // `insert_at` panicked on a deadline equal to a `now` 2^40 ms on).
         self.check_horizon(deadline);
-        if deadline <= self.now {
-            self.overdue += 1;
-            self.overdue_min = self.overdue_min.min(deadline);
-        }
+        let overdue = deadline <= self.now;
         let id = self.timers.insert(
             0,
             Timer {
@@ -319,6 +325,10 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             self.queue.insert_at(id.index(), when)
         };
         self.timers.get_mut(id.index()).key = Some(key);
+        if overdue {
+            self.overdue += 1;
+            self.overdue_min.push(Reverse((deadline, id)));
+        }
         id
     }
 
@@ -353,9 +363,9 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         if old_deadline <= self.now {
             self.overdue -= 1;
         }
-        if deadline <= self.now {
+        let overdue = deadline <= self.now;
+        if overdue {
             self.overdue += 1;
-            self.overdue_min = self.overdue_min.min(deadline);
         }
         let key = self.timers.get(slot).key.expect("set by start");
         let when = self.instant(deadline);
@@ -371,6 +381,9 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             value,
         };
         let (id, old) = self.timers.reissue(slot, timer);
+        if overdue {
+            self.overdue_min.push(Reverse((deadline, id)));
+        }
         (id, Some(old.value))
     }
 
@@ -403,7 +416,7 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             self.fired.sort_by_key(|&(deadline, _)| deadline);
         }
         self.overdue = 0;
-        self.overdue_min = Tick::MAX;
+        self.overdue_min.clear();
         self.now = to;
         for &(deadline, index) in &self.fired {
             let id = self.timers.id(index);
@@ -417,7 +430,13 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
             return None;
         }
         if self.overdue > 0 {
-            return Some(self.overdue_min);
+            // Drop the stopped and restarted ones from the top: their handles are stale.
+            while let Some(&Reverse((deadline, id))) = self.overdue_min.peek() {
+                if self.timers.resolve(id).is_some() {
+                    return Some(deadline);
+                }
+                self.overdue_min.pop();
+            }
         }
         let key = self.queue.peek().expect("pending timers are in the queue");
         Some(self.tick_of(self.queue.deadline(&key)))
