@@ -101,20 +101,12 @@
 //!
 //! # Suite limit
 //!
-//! Counted, not timed: the standard workloads at 1M timers replayed through the default
-//! wheel, reading [`work`](TimerQueue::work) (bucket visits, entry visits, transfers,
-//! cancellations). The keepalive (1M connections, 30,000-tick idle timeout, 60,000 ticks
-//! moved one at a time) takes 6.0 × 10^7 steps. About 5.5 × 10^6 of them are the starts,
-//! stops, transfers and cancellations of its 1M starts and 838k refreshes and the 60,000
-//! bucket visits; the rest, 5.5 × 10^7, are entry visits in the walks: each of 60,000
-//! worker ticks walks one of 512 buckets while the pending count falls from 1M to 131k,
-//! 60,000 × 470k / 512 for about 470k pending on average. The worst family is cron:
-//! 1.8 × 10^8 (each of its 44,316 sleeps dry-runs the worker, then walks buckets of about
-//! 2,000 entries, 1M / 512). The others stay under 1.6 × 10^7
-//! (hold, up-down, retransmit, start-stop, purgatory, burst). Work grows linearly with the
-//! size, so 10^9 entry visits come near 5.4M timers for cron (16.6M for the keepalive): the
-//! suite runs this wheel up to 5M timers, its 1M cells but not the 10M ones
-//! ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)).
+//! Counted, not timed, through [`work`](TimerQueue::work) on the standard workloads at 1M
+//! timers: the keepalive takes 6.0 × 10^7 steps, 5.5 × 10^7 of them entry visits (60,000
+//! worker ticks, each walking one of 512 buckets of about 470k / 512 entries); the worst,
+//! cron, 1.8 × 10^8; the others under 1.6 × 10^7. Work grows linearly with the size, so
+//! 10^9 entry visits come near 5.4M timers for cron: the suite runs this wheel up to 5M
+//! timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)), its 1M cells but not the 10M ones.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
