@@ -439,6 +439,49 @@ mod limits {
         assert_eq!(std_heap.heap_len(), std_heap.len() + std_heap.zombies());
         assert!(std_heap.allocated_bytes() >= 32 * std_heap.len());
     }
+
+    /// What the fuzz target found, each replayed as it was found.
+    fn fired<Q: TimerQueue<u64>>(queue: &mut Q, to: u64) -> Vec<(u64, u64)> {
+        let mut fired = Vec::new();
+        queue.advance(to, |_, value, deadline| fired.push((value, deadline)));
+        fired
+    }
+
+    #[test]
+    fn tokio_a_past_due_start_after_a_long_empty_stretch() {
+        let mut queue = TokioDelayQueue::<u64>::new();
+        let far = (1 << 40) + (1 << 20);
+        assert!(fired(&mut queue, far).is_empty());
+        queue.start(far, 1);
+        queue.start(0, 2);
+        queue.start(far + 1, 3);
+        assert_eq!(fired(&mut queue, far + 1), [(2, 0), (1, far), (3, far + 1)]);
+    }
+
+    #[test]
+    fn tokio_next_deadline_stays_exact_when_the_overdue_minimum_is_stopped() {
+        let mut queue = TokioDelayQueue::<u64>::new();
+        fired(&mut queue, 52);
+        let early = queue.start(0, 1);
+        queue.start(52, 2);
+        assert_eq!(queue.next_deadline(), Some(0));
+        queue.restart(early, 2_304_793_492, 3);
+        assert_eq!(queue.next_deadline(), Some(52));
+        let late = queue.start(40, 4);
+        assert_eq!(queue.next_deadline(), Some(40));
+        queue.stop(late);
+        assert_eq!(queue.next_deadline(), Some(52));
+    }
+
+    #[test]
+    fn hhwt_a_delay_whose_overflow_remainder_the_crate_misfiles() {
+        for delay in [(1u64 << 36) - 1, (1 << 35) - 1, (1 << 32) + (1 << 31) - 1] {
+            let mut queue = Hhwt::<u64>::new();
+            queue.start(delay, 7);
+            assert!(fired(&mut queue, delay - 1).is_empty(), "{delay}");
+            assert_eq!(fired(&mut queue, delay + 1), [(7, delay)], "{delay}");
+        }
+    }
 }
 
 mod registry {
