@@ -5,53 +5,32 @@
 //!
 //! Netty (`common/src/main/java/io/netty/util/HashedWheelTimer.java`, 4.x) runs Varghese and
 //! Lauck's scheme 6 (SOSP 1987, section 5): `ticksPerWheel` buckets (512 by default, a power
-//! of two so that `& mask` picks one), each a doubly linked list of timeouts, and one worker
-//! thread that wakes every `tickDuration` and looks at one bucket. A timeout carries
-//! `remainingRounds`, the number of times the worker will pass its bucket before it is due;
-//! the worker decrements it on every pass, so every pending timeout is touched once per turn
-//! of the wheel. Callers never touch the wheel: `newTimeout` pushes the timeout on a queue
-//! (`timeouts`) and `cancel` pushes it on another (`cancelledTimeouts`), and the worker tick
-//! drains them. One worker tick does, in this order:
+//! of two so that `& mask` picks one), each a doubly linked list, and one worker that wakes
+//! every `tickDuration` and walks one bucket. A timeout carries `remainingRounds`, the
+//! passes of its bucket left before it is due, decremented on every pass. Callers never
+//! touch the wheel: `newTimeout` and `cancel` push onto queues that the worker drains. One
+//! worker tick, here as in Netty: (1) `processCancelledTasks` unlinks the cancelled; (2)
+//! `transferTimeoutsToBuckets` moves at most 100,000 started timeouts into bucket
+//! `max(calculated, tick) & mask` with `remainingRounds = (calculated - tick) / wheel.length`
+//! (one cancelled while queued is dropped); (3) `expireTimeouts` walks bucket `tick & mask`
+//! whole, expiring the timeouts at zero rounds and decrementing the others; (4) `tick++`.
+//! Buckets are appended at the tail: a bucket expires in transfer order.
 //!
-//! 1. `processCancelledTasks`: unlink every cancelled timeout from its bucket;
-//! 2. `transferTimeoutsToBuckets`: move at most 100,000 started timeouts into buckets, with
-//!    `calculated = deadline / tickDuration`, `remainingRounds = (calculated - tick) /
-//!    wheel.length` and bucket `max(calculated, tick) & mask` (a deadline already passed
-//!    goes to the current bucket); a timeout cancelled while queued is dropped here;
-//! 3. `expireTimeouts` on bucket `tick & mask`: walk all of it, expire the timeouts whose
-//!    rounds are down to zero, decrement the others;
-//! 4. `tick++`.
+//! # What the contract changes
 //!
-//! # As in Netty, and what the contract changes
-//!
-//! As in Netty: the two queues and the worker's order above; the 100,000 cap per tick; the
-//! arithmetic of `calculated`, `remainingRounds`, `max(calculated, tick)` and `& mask`;
-//! buckets as doubly linked lists appended at the tail, so a bucket expires in transfer
-//! order; a worker that visits every bucket in turn whether or not anything is due.
-//!
-//! Deviations, each forced by the contract:
-//!
-//! - **The clock.** Netty's worker tick `k` runs at `(k + 1) × tickDuration` after its start
-//!   and takes `calculated = floor(deadline / tickDuration) = k`: the deadlines in
-//!   `[k·T, (k+1)·T)`, which it fires up to one whole tick late (a deadline on a tick
-//!   boundary waits a full tick). Here worker tick `k` runs when the clock reaches
-//!   `k × tick` and `calculated` is the *ceiling* of `deadline / tick`, so it takes the
-//!   deadlines in `((k−1)·tick, k·tick]`: Netty with its start one worker tick earlier and
-//!   every deadline one time unit shorter. A timer fires less than one worker tick late, and
-//!   with `tick = 1` on the very clock move that reaches its deadline: exact at its tick.
-//!   Worker tick 0 runs at clock 0, on the first `advance`.
-//! - **Stop.** Netty's `cancel` flips a state and queues the timeout; the worker unlinks it
-//!   at its next tick. Here `stop` hands the value back at once and gives the entry a fresh
-//!   generation, so the handle is stale and the timer can never fire; the dead entry keeps
-//!   its place and its memory until the worker's next tick (or, if it was still in the start
-//!   queue, until the transfer reaches it): [`Release::Later`].
-//! - **Rounds in 32 bits.** A deadline more than `2^32 − 2` turns away (2^41 ticks at 512
-//!   slots) stores a saturated count that the worker recomputes from the deadline when it
-//!   runs out, so any `u64` deadline is held.
-//! - **`next_deadline`**, which Netty does not have: a dry run of the worker (see
-//!   [`NettyWheel::next_deadline`]), costing at most what the `advance` it announces will
-//!   cost.
-//! - One thread, no `pendingTimeouts` limit, no `stop()` of the timer itself.
+//! - **The clock.** Netty's worker tick `k` runs at `(k + 1) × tickDuration` and takes
+//!   `calculated = floor(deadline / tickDuration)`, so a deadline on a boundary waits a whole
+//!   tick. Here worker tick `k` runs when the clock reaches `k × tick` and `calculated` is
+//!   the *ceiling*: Netty started one worker tick earlier. A timer fires less than one worker
+//!   tick late, and with `tick = 1` on the clock move that reaches its deadline.
+//! - **Stop.** `stop` hands the value back at once and gives the entry a fresh generation
+//!   (the handle is stale, the timer can never fire); the dead entry keeps its place and its
+//!   memory until the worker's next tick, or until the transfer reaches it if it was still
+//!   queued: [`Release::Later`], as Netty's cancellation queue.
+//! - **Rounds in 32 bits.** A count past `2^32 − 2` turns is saturated and recomputed from
+//!   the deadline when it runs out, so any `u64` deadline is held.
+//! - **`next_deadline`**, which Netty lacks: a dry run of the worker. One thread; no
+//!   `pendingTimeouts` limit; no `stop()` of the timer itself.
 //!
 //! # One timer entry
 //!
@@ -64,11 +43,8 @@
 //! | arena generation and `next` link (bucket or start queue) | 8 |
 //! | **total** | **40** |
 //!
-//! The bucket is not stored: between worker ticks every entry in a bucket sits in bucket
-//! `calculated & mask` (a late transfer goes to the current bucket and fires in the same
-//! worker tick). Fixed: a head and a tail (8 bytes) per bucket, 4 KiB at 512 buckets. The
-//! cancellation queue is a `Vec` of 4-byte indices that keeps the capacity of the most stops
-//! between two worker ticks.
+//! The bucket is not stored (it is `calculated & mask`). Fixed: a head and a tail per
+//! bucket (4 KiB at 512) and a `Vec` of 4-byte indices for the cancellation queue.
 //!
 //! # Costs (`n` pending timers, `S` slots, `w` = `tick`)
 //!
@@ -83,30 +59,21 @@
 //!
 //! # Empty time
 //!
-//! Walked, one bucket per worker tick ([`EmptyTime::Walked`] with `step = tick`): advancing
-//! the clock by `N` runs `N / tick` worker ticks even over an empty wheel, as Netty's worker
-//! wakes every `tickDuration` whatever it holds.
+//! Walked ([`EmptyTime::Walked`], `step = tick`): a move of `N` ticks runs `N / tick` worker
+//! ticks even over an empty wheel, as Netty's worker wakes whatever it holds.
 //!
 //! # Precision
 //!
-//! Approximate ([`Precision::Approximate`]), with a window fixed per timer at its start
-//! ([`NettyWheel::window`]): it fires at worker tick `max(calculated, transfer tick)`, where
-//! the transfer tick is the next worker tick plus one per 100,000 starts queued ahead of it.
-//! So it is late by less than one worker tick (`tick − 1` at most) plus one worker tick per
-//! 100,000 queued starts ahead; with `tick = 1` and fewer than 100,000 starts between clock
-//! moves, a deadline after `now` has `late = 0`: exact at its tick. A deadline at or before
-//! `now` fires at the next worker tick (late by at most `tick`, 1 at `tick = 1`). Within one
-//! clock move the timers fire worker tick by worker tick, each bucket in list order, not in
-//! deadline order.
+//! Approximate, with a window fixed per timer at its start ([`NettyWheel::window`]): it
+//! fires at worker tick `max(calculated, transfer tick)`, the transfer tick being the next
+//! one plus one per 100,000 starts queued ahead. With `tick = 1` and fewer than 100,000
+//! starts between moves, a future deadline has `late = 0`; one at or before `now` fires at
+//! the next worker tick. Within one move, each bucket fires in list order, not deadline order.
 //!
 //! # Suite limit
 //!
-//! Counted, not timed, through [`work`](TimerQueue::work) on the standard workloads at 1M
-//! timers: the keepalive takes 6.0 × 10^7 steps, 5.5 × 10^7 of them entry visits (60,000
-//! worker ticks, each walking one of 512 buckets of about 470k / 512 entries); the worst,
-//! cron, 1.8 × 10^8; the others under 1.6 × 10^7. Work grows linearly with the size, so
-//! 10^9 entry visits come near 5.4M timers for cron: the suite runs this wheel up to 5M
-//! timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)), its 1M cells but not the 10M ones.
+//! 5M timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)), from `work()` counts at 1M; but
+//! cron at 1M then took 114 s per process (7,567 ns/op): to be revisited.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
@@ -126,8 +93,7 @@ pub const TRANSFERS_PER_TICK: u64 = 100_000;
 
 /// `remainingRounds` of an entry still in the start queue, not yet in a bucket.
 const QUEUED: u32 = u32::MAX;
-/// `remainingRounds` too large for 32 bits: at least this many; recomputed from the
-/// deadline when the worker reaches it.
+/// `remainingRounds` too large for 32 bits, recomputed when the worker reaches it.
 const MANY_ROUNDS: u32 = u32::MAX - 1;
 
 /// One timer (`HashedWheelTimeout`). The arena link is its `next` pointer: in its bucket's

@@ -118,7 +118,7 @@ const SAFE_DELAY: Tick = (1 << 32) - (1 << 24);
 const CARRIER_DELAY: Tick = 1 << 31;
 
 /// Rounds of `advance(next_deadline)` that fire the earliest timer: per carrier hop of
-/// [`CARRIER_DELAY`] (at most `MAX_DELAY / CARRIER_DELAY` of them, and the last stretch),
+/// `CARRIER_DELAY` (at most `MAX_DELAY / CARRIER_DELAY` of them, and the last stretch),
 /// one per wheel level for cascades and empty-block skips below 256 slots each
 /// (4 × 256); and one for overdue timers.
 pub const STEPS: u32 = ((MAX_DELAY / CARRIER_DELAY) as u32 + 1) * 4 * 256 + 1;
