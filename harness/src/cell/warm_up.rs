@@ -8,8 +8,8 @@ use super::Diagnostics;
 use super::passes::throughput::throughput;
 use super::passes::timed::{Recipe, TimedWorkload};
 use super::passes::verify::{Verified, replay_unverified, verify, verify_within_bound};
-use crate::schema::{CellSpec, Throughput};
-use std::time::Duration;
+use crate::schema::{CellMode, CellSpec, Throughput};
+use std::time::{Duration, Instant};
 use timerbench_impls::{Precision, TimerQueue, Variant, registry};
 use timerbench_workloads::bounded::Lateness;
 use timerbench_workloads::reference::Summary;
@@ -89,7 +89,21 @@ pub(super) fn warm_up<Q: TimerQueue<u64>>(
     })
 }
 
-/// The throughput pass: `spec.repeat` samples of at least `spec.min_sample_ns` each, the
+/// A replay this long or longer takes at most [`SLOW_REPEAT`] samples per process: half a
+/// second, the replays of the slowest structures at 1M timers (a skip list's 3 s, the
+/// purge heap's 1.8 to 5.7 s in a default run, 2026-11-23). Such a sample is one replay,
+/// far above the clock's resolution; in that run the 23 cells this slow spanned a median
+/// 2.1% within a process and 1.0% (MAD) between processes, so a third sample adds little
+/// that the other processes do not, and it cost a tenth of the suite's time. The `full`
+/// process decides, from its untimed replay, and `timerbench run` hands its count to the
+/// cell's `samples` processes.
+pub(super) const SLOW_REPLAY: Duration = Duration::from_millis(500);
+
+/// Samples per process of a slow replay: two, the fewest that still give a spread within
+/// one process.
+pub(super) const SLOW_REPEAT: u32 = 2;
+
+/// The throughput pass: `spec.repeat` samples (fewer for a slow replay: [`SLOW_REPLAY`]) of at least `spec.min_sample_ns` each, the
 /// workload split at its fill (timed apart) for the four figures of `FORMAT.md`'s *Per
 /// operation*; or how a replay disagreed with `reference`. Switches this thread's
 /// allocation counting off first: the timed passes pay for nothing but the structure
@@ -110,6 +124,7 @@ pub(super) fn sample<Q: TimerQueue<u64>>(
     // workload, and without it the first sample's queue lands on fresh pages and pays
     // their faults (measured at 10M timers: the first of five samples 1.2 to 2.9 times
     // the others).
+    let started = Instant::now();
     let warm = split.fresh_queue::<Q>(recipe).map(|ready| ready.time());
     if let Err(message) = warm
         .map_err(|e| e.to_string())
@@ -119,11 +134,15 @@ pub(super) fn sample<Q: TimerQueue<u64>>(
             "the untimed replay before the samples: {message}"
         )));
     }
+    let repeat = match spec.mode {
+        CellMode::Full if started.elapsed() >= SLOW_REPLAY => spec.repeat.min(SLOW_REPEAT),
+        _ => spec.repeat,
+    };
     let min_sample = Duration::from_nanos(spec.min_sample_ns);
     Ok(throughput::<Q>(
         &split,
         recipe,
-        spec.repeat,
+        repeat,
         min_sample,
         reference,
         diagnostics,

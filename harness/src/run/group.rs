@@ -14,10 +14,12 @@
 //!    them alike. Each verifies on its own before it samples;
 //! 3. then, up to `max_processes`, more rounds for the cells whose process medians still
 //!    disagree (their spread between processes, the MAD of the medians over their median,
-//!    above [`SETTLED`]), in rotating order among those cells only. The time goes where
-//!    the noise is: at 1M timers the medians of processes differ by tens of percent where
-//!    one process's samples agree within a few, and a median of three such processes
-//!    moves with which of them drew a slow placement; most cells settle in three.
+//!    above [`SETTLED`]) and whose replay is short (under [`QUICK_REPLAY`]), in rotating
+//!    order among those cells only. The time goes where the noise is and where more
+//!    processes remove it: in a default run (2026-11-23) extra processes settled the
+//!    small sizes (at 1k, 25 of 140 cells unsettled after three processes, 5 after up to
+//!    six; at 100k, 18 of 130 and then 4), but not 1M (57 of 117, then 42), where a
+//!    process costs a second or more of loading and verifying before its first sample.
 //!
 //! Each cell's record then holds every process's samples (the spreads recomputed over
 //! all), the median of each process, and each process's conditions; the records are
@@ -35,6 +37,11 @@ use std::time::Duration;
 /// The spread between processes at which a cell takes no more processes: 2% (the MAD of
 /// the process medians over their median), well inside the ±5% two runs should agree.
 pub(super) const SETTLED: f64 = 0.02;
+
+/// The longest replay (the cell's median ns/op times its operations) of a cell that takes
+/// processes beyond `--processes`: 20 ms, above every replay at 1k and 100k timers in the
+/// default suite but the slowest structures', below most at 1M.
+pub(super) const QUICK_REPLAY: Duration = Duration::from_millis(20);
 
 /// How a group measures.
 pub(super) struct Settings {
@@ -75,8 +82,8 @@ pub(super) fn measure(
             if records[index].status != Status::Ok {
                 continue;
             }
-            let outcome =
-                child::run_samples(cells[index], workload, settings.sampling, settings.limit);
+            let sampling = as_the_full_process(settings.sampling, &records[index]);
+            let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
             let record = &mut records[index];
             match outcome {
                 Ok(set) => child::merge(record, set),
@@ -94,8 +101,8 @@ pub(super) fn measure(
         }
         for offset in 0..unsettled.len() {
             let index = unsettled[(offset + round) % unsettled.len()];
-            let outcome =
-                child::run_samples(cells[index], workload, settings.sampling, settings.limit);
+            let sampling = as_the_full_process(settings.sampling, &records[index]);
+            let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
             let record = &mut records[index];
             match outcome {
                 Ok(set) => child::merge(record, set),
@@ -112,13 +119,27 @@ pub(super) fn measure(
     records
 }
 
-/// Whether a measured cell's process medians still disagree by more than [`SETTLED`].
+/// `sampling` with as many samples per process as the cell's `full` process took: fewer
+/// than `--repeat` for a slow replay (`crate::cell`'s `SLOW_REPLAY`), so that every
+/// process of a cell contributes alike.
+fn as_the_full_process(sampling: Sampling, record: &CellRecord) -> Sampling {
+    let repeat = record
+        .throughput
+        .as_ref()
+        .map(|t| t.repeats / t.processes.max(1))
+        .filter(|&each| each > 0)
+        .unwrap_or(sampling.repeat);
+    Sampling { repeat, ..sampling }
+}
+
+/// Whether a measured cell's process medians still disagree by more than [`SETTLED`],
+/// and one more process of it is cheap (its replay under [`QUICK_REPLAY`]).
 fn unsettled(record: &CellRecord) -> bool {
     record.status == Status::Ok
-        && record
-            .throughput
-            .as_ref()
-            .is_some_and(|t| t.between_processes() > SETTLED)
+        && record.throughput.as_ref().is_some_and(|t| {
+            let replay_ns = t.ns_per_op.median * record.operations as f64;
+            t.between_processes() > SETTLED && replay_ns < QUICK_REPLAY.as_nanos() as f64
+        })
 }
 
 /// `record` stripped of its figures, ended with `status` and `reason`.
@@ -159,5 +180,81 @@ fn summary_line(cell: &Cell, record: &CellRecord) -> String {
             status.as_str(),
             record.reason.as_deref().unwrap_or("")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{CellKey, Throughput, spread};
+    use timerbench_results::CellIdentity;
+
+    /// An `ok` record of `operations` lines whose `processes` took `per_process` samples
+    /// each, the process medians as given (ns/op).
+    fn measured(operations: u64, medians: &[f64], per_process: u32) -> CellRecord {
+        let identity = CellIdentity {
+            key: CellKey {
+                workload: "hold-exponential".into(),
+                timers: 1000,
+                implementation: "btree".into(),
+            },
+            family: "hold".into(),
+            params: Default::default(),
+            ops: None,
+            seed: 1,
+            generator: "timerbench gen hold --timers 1000 --seed 1".into(),
+            peer: false,
+            implementation_base: "btree".into(),
+            implementation_parameters: Default::default(),
+            precision: "exact".into(),
+            operations,
+            fired: 1000,
+            reference_digest: "0".into(),
+        };
+        let mut record = CellRecord::for_spec(identity, Status::Ok, None);
+        let samples: Vec<f64> = medians
+            .iter()
+            .flat_map(|&m| std::iter::repeat_n(m, per_process as usize))
+            .collect();
+        record.throughput = Some(Throughput {
+            repeats: samples.len() as u32,
+            ns_per_op: spread(samples),
+            ns_per_fired: None,
+            ns_per_unit: None,
+            ns_per_op_after_fill: None,
+            ns_per_unit_after_fill: None,
+            fill_operations: 0,
+            iterations: Vec::new(),
+            min_sample_ns: 10_000_000,
+            processes: medians.len() as u32,
+            process_medians: medians.to_vec(),
+        });
+        record
+    }
+
+    #[test]
+    fn only_a_quick_cell_whose_processes_disagree_takes_more() {
+        // 10,000 lines at 100 ns: a 1 ms replay.
+        assert!(unsettled(&measured(10_000, &[100.0, 90.0, 110.0], 3)));
+        assert!(!unsettled(&measured(10_000, &[100.0, 101.0, 99.5], 3)));
+        // 1M lines at 100 ns: a 100 ms replay, past QUICK_REPLAY, however they disagree.
+        assert!(!unsettled(&measured(1_000_000, &[100.0, 90.0, 110.0], 3)));
+        let mut failed = measured(10_000, &[100.0, 90.0, 110.0], 3);
+        failed.status = Status::Unverified;
+        assert!(!unsettled(&failed));
+    }
+
+    #[test]
+    fn samples_processes_take_as_many_samples_as_the_full_one() {
+        let sampling = Sampling {
+            repeat: 3,
+            min_sample: Duration::from_millis(10),
+        };
+        let slow = measured(1_000_000, &[900.0], 2);
+        assert_eq!(as_the_full_process(sampling, &slow).repeat, 2);
+        let merged = measured(1_000_000, &[900.0, 910.0], 2);
+        assert_eq!(as_the_full_process(sampling, &merged).repeat, 2);
+        let quick = measured(1_000, &[20.0], 3);
+        assert_eq!(as_the_full_process(sampling, &quick).repeat, 3);
     }
 }

@@ -66,7 +66,8 @@ pub struct Args {
     #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
     /// Timed samples per process of a cell (so `--repeat` × `--processes` in all), after
-    /// a warm-up replay that also verifies.
+    /// a warm-up replay that also verifies; at most 2 when one replay takes half a second
+    /// or more.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// The least time one timed sample runs, milliseconds: it repeats the replay until
@@ -79,8 +80,8 @@ pub struct Args {
     #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     processes: u32,
     /// The most processes a cell takes: after the first P, a cell whose process medians
-    /// still differ by more than 2% (their MAD over their median) takes more, one round at
-    /// a time, up to this many (at least P).
+    /// still differ by more than 2% (their MAD over their median) and whose replay takes
+    /// under 20 ms takes more, one round at a time, up to this many (at least P).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
     /// The results folder (default: results/<date>-<host>-<git rev>).
