@@ -15,7 +15,7 @@ use super::passes::fixed_costs::fixed_costs;
 use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;
 use super::passes::timed::{Recipe, TimedWorkload};
-use super::warm_up::{WarmUp, sample, warm_up};
+use super::warm_up::{WarmUp, Warmed, sample, split, warm_up};
 use crate::schema::{
     self, AdvanceSeries, CellRecord, CellSpec, Clock, FixedCosts, Latency, Memory, Status,
     Throughput,
@@ -164,7 +164,15 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     };
     lap("memory", &mut diagnostics);
 
-    let throughput = match sample::<Q>(spec, recipe, program, reference, &mut diagnostics)? {
+    let split = split(program)?;
+    let throughput = match sample::<Q>(
+        spec,
+        recipe,
+        &split,
+        reference,
+        Warmed::NotYet,
+        &mut diagnostics,
+    )? {
         Ok(throughput) => throughput,
         Err(message) => return unverified(message),
     };

@@ -28,9 +28,11 @@
 //! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; the
 //!    last pass that counts allocations;
 //! 4. throughput: one untimed replay (so that the first sample does not pay the page faults
-//!    of fresh memory), then `repeat` samples of at least the minimum sample time, each
-//!    replays with the `Quiet` observer, `Instant` around `drive` only, the fill timed
-//!    apart, each checked against the reference's counts;
+//!    of fresh memory; a `samples` process splits the workload before step 2 instead, and
+//!    its verification replay is that warm-up), then `repeat` samples (2 for a replay of
+//!    half a second or more) of at least the minimum sample time, each replays with the
+//!    `Quiet` observer, `Instant` around `drive` only, the fill timed apart, each checked
+//!    against the reference's counts;
 //! 5. latency: one replay with a clock read before and after every unit (an operation
 //!    line, or one tick of a `t`), every unit recorded in a histogram per kind (never
 //!    sampled), and the slowest advance per window of the run.

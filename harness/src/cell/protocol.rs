@@ -71,7 +71,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             write_line(&record)?;
         }
         CellMode::Samples => {
-            let mut set = measure_samples(&spec)?;
+            let (mut set, diagnostics) = measure_samples(&spec)?;
+            if args.diagnostics {
+                diagnostics.print();
+            }
             super::conditions::end(&mut conditions);
             set.conditions = Some(conditions);
             write_line(&set)?;

@@ -10,14 +10,15 @@
 
 use super::Diagnostics;
 use super::passes::timed::Recipe;
-use super::warm_up::{WarmUp, sample, warm_up};
+use super::warm_up::{WarmUp, Warmed, sample, split, warm_up};
 use crate::schema::{CellSpec, SampleSet};
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant, registry};
 use timerbench_workloads::{Program, load_unchecked};
 
 /// The samples of `spec`'s cell, or why there are none: a set without `throughput` and
-/// with its `problem`. An error is a workload that cannot be read.
-pub fn measure_samples(spec: &CellSpec) -> anyhow::Result<SampleSet> {
+/// with its `problem`; and the diagnostics of its samples. An error is a workload that
+/// cannot be read.
+pub fn measure_samples(spec: &CellSpec) -> anyhow::Result<(SampleSet, Diagnostics)> {
     let program = load_unchecked(&spec.workload_path)?;
     let variant = Variant::parse(&spec.key.implementation).map_err(anyhow::Error::msg)?;
     registry::visit(
@@ -35,10 +36,13 @@ struct Samples<'a> {
 }
 
 impl QueueVisitor for Samples<'_> {
-    type Output = anyhow::Result<SampleSet>;
+    type Output = anyhow::Result<(SampleSet, Diagnostics)>;
 
     fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
         let (spec, program) = (self.spec, self.program);
+        // Split before the verification, so that the first sample's queue reuses the
+        // verification queue's pages rather than landing past the split's copy.
+        let split = split(program)?;
         let (verified, reference) = match warm_up::<Q>(spec, variant, program)? {
             WarmUp::Verified {
                 verified,
@@ -46,9 +50,8 @@ impl QueueVisitor for Samples<'_> {
                 ..
             } => (verified, reference),
             WarmUp::Unverified { reason, .. } => {
-                return Ok(SampleSet::problem(format!(
-                    "a samples process did not verify: {reason}"
-                )));
+                let problem = format!("a samples process did not verify: {reason}");
+                return Ok((SampleSet::problem(problem), Diagnostics::default()));
             }
         };
         let recipe = Recipe {
@@ -56,17 +59,23 @@ impl QueueVisitor for Samples<'_> {
             capacity: verified.capacity()?,
         };
         let mut diagnostics = Diagnostics::default();
-        Ok(
-            match sample::<Q>(spec, recipe, program, &reference, &mut diagnostics)? {
-                Ok(throughput) => SampleSet {
-                    throughput: Some(throughput),
-                    problem: None,
-                    conditions: None,
-                },
-                Err(message) => SampleSet::problem(format!(
-                    "{message} (in a samples process, after a warm-up that verified)"
-                )),
+        let set = match sample::<Q>(
+            spec,
+            recipe,
+            &split,
+            &reference,
+            Warmed::ByVerification,
+            &mut diagnostics,
+        )? {
+            Ok(throughput) => SampleSet {
+                throughput: Some(throughput),
+                problem: None,
+                conditions: None,
             },
-        )
+            Err(message) => SampleSet::problem(format!(
+                "{message} (in a samples process, after a warm-up that verified)"
+            )),
+        };
+        Ok((set, diagnostics))
     }
 }

@@ -103,44 +103,63 @@ pub(super) const SLOW_REPLAY: Duration = Duration::from_millis(500);
 /// one process.
 pub(super) const SLOW_REPEAT: u32 = 2;
 
-/// The throughput pass: `spec.repeat` samples (fewer for a slow replay: [`SLOW_REPLAY`]) of at least `spec.min_sample_ns` each, the
-/// workload split at its fill (timed apart) for the four figures of `FORMAT.md`'s *Per
-/// operation*; or how a replay disagreed with `reference`. Switches this thread's
-/// allocation counting off first: the timed passes pay for nothing but the structure
-/// (unless `TIMERBENCH_CELL_COUNT_ALLOCATIONS=1`, kept to measure what counting costs).
+/// `program` split at its fill for the throughput pass (the fill timed apart).
+pub(super) fn split(program: &Program) -> anyhow::Result<TimedWorkload<'static>> {
+    TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)
+}
+
+/// What warmed the allocator before the first sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Warmed {
+    /// Nothing yet: one untimed replay first, on a queue of the same size. Without it the
+    /// first sample's queue lands on fresh pages and pays their faults (measured at 10M
+    /// timers: the first of five samples 1.2 to 2.9 times the others).
+    NotYet,
+    /// The verification replay just before, with the split already allocated, so that the
+    /// first sample's queue reuses the verification queue's pages (a `samples` process:
+    /// the replay it saves is a fifth of its time).
+    ByVerification,
+}
+
+/// The throughput pass: `spec.repeat` samples (fewer for a slow replay: [`SLOW_REPLAY`])
+/// of at least `spec.min_sample_ns` each, of `split` (the fill timed apart) for the four
+/// figures of `FORMAT.md`'s *Per operation*; or how a replay disagreed with `reference`.
+/// Switches this thread's allocation counting off first: the timed passes pay for nothing
+/// but the structure (unless `TIMERBENCH_CELL_COUNT_ALLOCATIONS=1`, kept to measure what
+/// counting costs).
 pub(super) fn sample<Q: TimerQueue<u64>>(
     spec: &CellSpec,
     recipe: Recipe<'_>,
-    program: &Program,
+    split: &TimedWorkload,
     reference: &Summary,
+    warmed: Warmed,
     diagnostics: &mut Diagnostics,
 ) -> anyhow::Result<Result<Throughput, String>> {
     if std::env::var("TIMERBENCH_CELL_COUNT_ALLOCATIONS").as_deref() != Ok("1") {
         crate::alloc::stop_counting();
     }
-    let split =
-        TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)?;
-    // One untimed replay first, on a queue of the same size: the split copies the
-    // workload, and without it the first sample's queue lands on fresh pages and pays
-    // their faults (measured at 10M timers: the first of five samples 1.2 to 2.9 times
-    // the others).
-    let started = Instant::now();
-    let warm = split.fresh_queue::<Q>(recipe).map(|ready| ready.time());
-    if let Err(message) = warm
-        .map_err(|e| e.to_string())
-        .and_then(|timed| timed.replayed.check(reference))
-    {
-        return Ok(Err(format!(
-            "the untimed replay before the samples: {message}"
-        )));
-    }
-    let repeat = match spec.mode {
-        CellMode::Full if started.elapsed() >= SLOW_REPLAY => spec.repeat.min(SLOW_REPEAT),
-        _ => spec.repeat,
+    let repeat = match warmed {
+        Warmed::NotYet => {
+            let started = Instant::now();
+            let warm = split.fresh_queue::<Q>(recipe).map(|ready| ready.time());
+            if let Err(message) = warm
+                .map_err(|e| e.to_string())
+                .and_then(|timed| timed.replayed.check(reference))
+            {
+                return Ok(Err(format!(
+                    "the untimed replay before the samples: {message}"
+                )));
+            }
+            match spec.mode {
+                CellMode::Full if started.elapsed() >= SLOW_REPLAY => spec.repeat.min(SLOW_REPEAT),
+                _ => spec.repeat,
+            }
+        }
+        Warmed::ByVerification => spec.repeat,
     };
     let min_sample = Duration::from_nanos(spec.min_sample_ns);
     Ok(throughput::<Q>(
-        &split,
+        split,
         recipe,
         repeat,
         min_sample,

@@ -81,7 +81,7 @@ pub struct Args {
     processes: u32,
     /// The most processes a cell takes: after the first P, a cell whose process medians
     /// still differ by more than 2% (their MAD over their median) and whose replay takes
-    /// under 20 ms takes more, one round at a time, up to this many (at least P).
+    /// under half a second takes more, one round at a time, up to this many (at least P).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
     /// The results folder (default: results/<date>-<host>-<git rev>).
