@@ -43,6 +43,7 @@
 //! pending timer, `arena.link(heap[i].entry) == i`.
 
 use crate::arena::Arena;
+use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
 /// A heap element: the deadline, cached, and the arena index of its timer.
@@ -65,48 +66,25 @@ impl<V> BinaryHeapTimers<V> {
     /// Bytes one pending timer costs: its heap slot and its arena slot.
     pub const BYTES_PER_TIMER: usize = std::mem::size_of::<HeapSlot>() + Arena::<V>::SLOT_BYTES;
 
-    /// Writes `slot` at `position` and records the position in its entry.
-    #[inline]
-    fn place(&mut self, position: usize, slot: HeapSlot) {
-        self.heap[position] = slot;
-        self.entries.set_link(slot.entry, position as u32);
-    }
-
     /// Moves the slot at `position` towards the root until its parent is not later.
-    fn sift_up(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        while position > 0 {
-            let parent = (position - 1) / 2;
-            if self.heap[parent].deadline <= moving.deadline {
-                break;
-            }
-            self.place(position, self.heap[parent]);
-            position = parent;
-            self.work += 1;
-        }
-        self.place(position, moving);
+    fn sift_up(&mut self, position: usize) {
+        // Every slot written learns its new position: the back-index `stop` starts from.
+        self.work += binary_sift::sift_up(
+            &mut self.heap,
+            position,
+            |slot| slot.deadline,
+            |at, slot| self.entries.set_link(slot.entry, at as u32),
+        );
     }
 
     /// Moves the slot at `position` towards the leaves until no child is earlier.
-    fn sift_down(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        let len = self.heap.len();
-        loop {
-            let mut child = 2 * position + 1;
-            if child >= len {
-                break;
-            }
-            if child + 1 < len && self.heap[child + 1].deadline < self.heap[child].deadline {
-                child += 1;
-            }
-            if self.heap[child].deadline >= moving.deadline {
-                break;
-            }
-            self.place(position, self.heap[child]);
-            position = child;
-            self.work += 1;
-        }
-        self.place(position, moving);
+    fn sift_down(&mut self, position: usize) {
+        self.work += binary_sift::sift_down(
+            &mut self.heap,
+            position,
+            |slot| slot.deadline,
+            |at, slot| self.entries.set_link(slot.entry, at as u32),
+        );
     }
 
     /// Takes the slot at `position` out of the heap, filling the hole with the last slot.

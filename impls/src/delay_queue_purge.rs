@@ -86,6 +86,7 @@
 //! - `completed < purge_interval` between operations.
 
 use crate::arena::{Arena, NIL};
+use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::{Parameter, Parameters, Release};
 
@@ -181,40 +182,15 @@ impl<V> DelayQueuePurge<V> {
     }
 
     /// Moves the element at `position` towards the root until its parent is not later.
-    fn sift_up(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        while position > 0 {
-            let parent = (position - 1) / 2;
-            if self.heap[parent].deadline <= moving.deadline {
-                break;
-            }
-            self.heap[position] = self.heap[parent];
-            position = parent;
-            self.work += 1;
-        }
-        self.heap[position] = moving;
+    fn sift_up(&mut self, position: usize) {
+        // Nothing keeps a heap position (a stop leaves its element where it is), so there is
+        // no back-index to update.
+        self.work += binary_sift::sift_up(&mut self.heap, position, |e| e.deadline, |_, _| {});
     }
 
     /// Moves the element at `position` towards the leaves until no child is earlier.
-    fn sift_down(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        let len = self.heap.len();
-        loop {
-            let mut child = 2 * position + 1;
-            if child >= len {
-                break;
-            }
-            if child + 1 < len && self.heap[child + 1].deadline < self.heap[child].deadline {
-                child += 1;
-            }
-            if self.heap[child].deadline >= moving.deadline {
-                break;
-            }
-            self.heap[position] = self.heap[child];
-            position = child;
-            self.work += 1;
-        }
-        self.heap[position] = moving;
+    fn sift_down(&mut self, position: usize) {
+        self.work += binary_sift::sift_down(&mut self.heap, position, |e| e.deadline, |_, _| {});
     }
 
     /// Removes the root, which must exist, and returns it.

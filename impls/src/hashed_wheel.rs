@@ -82,6 +82,7 @@
 
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
+use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::{Parameter, Parameters, power_of_two_in};
 
@@ -523,45 +524,23 @@ impl SlotHeap {
         self.position[element.slot as usize] = at;
     }
 
-    fn sift_up(&mut self, mut at: u32) {
-        let moving = self.elements[at as usize];
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            let above = self.elements[parent as usize];
-            if above.key <= moving.key {
-                break;
-            }
-            self.steps += 1;
-            self.place(at, above);
-            at = parent;
-        }
-        self.place(at, moving);
+    // Heap positions are below 2^MAX_SLOT_BITS, so they fit the u32s of `position`.
+    fn sift_up(&mut self, at: u32) {
+        self.steps += binary_sift::sift_up(
+            &mut self.elements,
+            at as usize,
+            |keyed| keyed.key,
+            |placed_at, keyed| self.position[keyed.slot as usize] = placed_at as u32,
+        );
     }
 
-    fn sift_down(&mut self, mut at: u32) {
-        let moving = self.elements[at as usize];
-        let len = self.elements.len();
-        loop {
-            // Heap indices are below 2^MAX_SLOT_BITS, so these sums cannot overflow.
-            let left = 2 * at as usize + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.elements[right].key < self.elements[left].key {
-                right
-            } else {
-                left
-            };
-            let below = self.elements[child];
-            if moving.key <= below.key {
-                break;
-            }
-            self.steps += 1;
-            self.place(at, below);
-            at = child as u32;
-        }
-        self.place(at, moving);
+    fn sift_down(&mut self, at: u32) {
+        self.steps += binary_sift::sift_down(
+            &mut self.elements,
+            at as usize,
+            |keyed| keyed.key,
+            |placed_at, keyed| self.position[keyed.slot as usize] = placed_at as u32,
+        );
     }
 }
 

@@ -38,6 +38,8 @@ pub mod declaration;
 pub mod reference;
 pub mod registry;
 
+mod binary_sift;
+
 pub mod binary_heap;
 pub mod btree;
 pub mod delay_queue_purge;

@@ -336,7 +336,7 @@ impl<V> TimerQueue<V> for LinuxWheel<V> {
     }
 
     /// The granularity of the timer's level, as [`lateness_bound`]; early (clamped) when
-    /// its delay from `clk` reaches the cut-off, as [`bucket_for`](Self::bucket_for)
+    /// its delay from `clk` reaches the cut-off, as `bucket_for`
     /// decides.
     fn window(&self, deadline: Tick) -> Window {
         if deadline >= self.clk && deadline - self.clk >= self.cutoff() {

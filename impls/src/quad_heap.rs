@@ -9,7 +9,7 @@
 //! the layout of libev's 4-heap (`EV_USE_4HEAP`, with its `HEAP0 = 3` offset) and of the
 //! Go runtime's timer heap (`siftupTimer`/`siftdownTimer` in `runtime/time.go`).
 //!
-//! Positions start at [`ROOT`] = 3, and the children of position `k` are `4(k - 2)` to
+//! Positions start at `ROOT` = 3, and the children of position `k` are `4(k - 2)` to
 //! `4(k - 2) + 3`: the root's children are 4..=7, position 4's are 8..=11, and in general
 //! the children of `k` are exactly group `k - 2` of four slots. Storing the heap as a `Vec`
 //! of 64-byte-aligned groups therefore puts every sibling set in one cache line; positions

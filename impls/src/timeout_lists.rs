@@ -91,6 +91,7 @@
 
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
+use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -322,39 +323,22 @@ impl<V> TimeoutLists<V> {
         self.lists[element.list as usize].heap_position = position as u32;
     }
 
-    fn sift_up(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        while position > 0 {
-            let parent = (position - 1) / 2;
-            if self.heap[parent].key <= moving.key {
-                break;
-            }
-            self.place(position, self.heap[parent]);
-            position = parent;
-            self.work += 1;
-        }
-        self.place(position, moving);
+    fn sift_up(&mut self, position: usize) {
+        self.work += binary_sift::sift_up(
+            &mut self.heap,
+            position,
+            |element| element.key,
+            |at, element| self.lists[element.list as usize].heap_position = at as u32,
+        );
     }
 
-    fn sift_down(&mut self, mut position: usize) {
-        let moving = self.heap[position];
-        let len = self.heap.len();
-        loop {
-            let mut child = 2 * position + 1;
-            if child >= len {
-                break;
-            }
-            if child + 1 < len && self.heap[child + 1].key < self.heap[child].key {
-                child += 1;
-            }
-            if self.heap[child].key >= moving.key {
-                break;
-            }
-            self.place(position, self.heap[child]);
-            position = child;
-            self.work += 1;
-        }
-        self.place(position, moving);
+    fn sift_down(&mut self, position: usize) {
+        self.work += binary_sift::sift_down(
+            &mut self.heap,
+            position,
+            |element| element.key,
+            |at, element| self.lists[element.list as usize].heap_position = at as u32,
+        );
     }
 
     fn remove_from_heap(&mut self, position: usize) {

@@ -3,80 +3,39 @@
 //! reused), and random sequences against the reference model with purge intervals from 1
 //! (eager) to Kafka's 1,000, with `check_invariants` after every step.
 
+#[path = "support/random_program.rs"]
+mod random_program;
+
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use std::collections::HashMap;
+use random_program::{Counts, Mix, Program, mixed_delay, recent};
 use timerbench_impls::delay_queue_purge::{DEFAULT_PURGE_INTERVAL, DelayQueuePurge};
-use timerbench_impls::reference::ReferenceQueue;
-use timerbench_impls::{Parameters, Release, Tick, TimerId, TimerQueue};
-
-fn delay(rng: &mut SmallRng, now: Tick) -> Tick {
-    match rng.random_range(0..10) {
-        0 => 0,
-        1..=5 => rng.random_range(0..300),
-        6 => 1 << 40,
-        7 => u64::MAX - now,
-        _ => rng.random_range(0..50_000),
-    }
-}
+use timerbench_impls::{Parameters, Release, TimerQueue};
 
 /// A fixed-seed random mix against the reference model, stop-heavy so that purges run.
 /// Returns (effective stops, purges, firings).
 fn differential(interval: u64, seed: u64, rounds: usize, ops: usize) -> (usize, u64, usize) {
+    let program = Program {
+        mix: Mix {
+            start: 5,
+            stop: 3,
+            restart: 1,
+            next_deadline: 1,
+            advance: 2,
+        },
+        past: None,
+        delay: mixed_delay,
+        pick: |rng, len| recent(rng, len, 24),
+        step: |rng, _| rng.random_range(0..500),
+    };
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (mut stopped, mut purges, mut fired) = (0, 0, 0);
+    let (mut counts, mut purges) = (Counts::default(), 0);
     for _ in 0..rounds {
         let mut queue = DelayQueuePurge::<u64>::with_purge_interval(interval, 0);
-        let mut model = ReferenceQueue::<u64>::new();
-        let mut handles: Vec<(TimerId, TimerId)> = Vec::new();
-        let mut by_value: HashMap<u64, TimerId> = HashMap::new();
-        for _ in 0..ops {
-            let now = queue.now();
-            let value = handles.len() as u64;
-            match rng.random_range(0..12) {
-                0..=4 => {
-                    let deadline = now.saturating_add(delay(&mut rng, now));
-                    let ours = queue.start(deadline, value);
-                    by_value.insert(value, ours);
-                    handles.push((ours, model.start(deadline, value)));
-                }
-                5..=7 if !handles.is_empty() => {
-                    let len = handles.len();
-                    let (ours, theirs) = handles[len - 1 - rng.random_range(0..len.min(24))];
-                    let result = queue.stop(ours);
-                    assert_eq!(result, model.stop(theirs));
-                    stopped += usize::from(result.is_some());
-                }
-                8 if !handles.is_empty() => {
-                    let len = handles.len();
-                    let (ours, theirs) = handles[len - 1 - rng.random_range(0..len.min(24))];
-                    let deadline = now.saturating_add(delay(&mut rng, now));
-                    let (id, old) = queue.restart(ours, deadline, value);
-                    assert_eq!(old, model.stop(theirs));
-                    by_value.insert(value, id);
-                    handles.push((id, model.start(deadline, value)));
-                }
-                9 => assert_eq!(queue.next_deadline(), model.next_deadline()),
-                _ => {
-                    let to = now.saturating_add(rng.random_range(0..500));
-                    let mut ours = Vec::new();
-                    queue.advance(to, |id, value, deadline| {
-                        assert_eq!(by_value[&value], id, "handle of the fired timer");
-                        ours.push((deadline, value));
-                    });
-                    assert!(ours.windows(2).all(|w| w[0].0 <= w[1].0), "order");
-                    let mut theirs = Vec::new();
-                    model.advance(to, |_, value, deadline| theirs.push((deadline, value)));
-                    fired += ours.len();
-                    ours.sort_unstable();
-                    theirs.sort_unstable();
-                    assert_eq!(ours, theirs, "fired at advance({to})");
-                }
-            }
-            assert_eq!(queue.len(), model.len());
+        counts += program.run(&mut rng, &mut queue, ops, |queue, _, _| {
             assert!((queue.completed() as u64) < interval, "garbage bound");
             queue.check_invariants();
-        }
+        });
         queue.advance(u64::MAX, |_, _, _| {});
         assert!(queue.is_empty());
         assert_eq!(
@@ -86,7 +45,7 @@ fn differential(interval: u64, seed: u64, rounds: usize, ops: usize) -> (usize, 
         );
         purges += queue.purges();
     }
-    (stopped, purges, fired)
+    (counts.stopped, purges, counts.fired)
 }
 
 #[test]

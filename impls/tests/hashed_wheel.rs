@@ -4,11 +4,13 @@
 //! sequences against the reference model with default and tiny wheels, with
 //! `check_invariants` after every step. Tests of its private heap stay in the source file.
 
+#[path = "support/random_program.rs"]
+mod random_program;
+
 use rand::rngs::SmallRng;
 use rand::{Rng, RngExt, SeedableRng};
-use std::collections::HashMap;
+use random_program::{Mix, Past, Program};
 use timerbench_impls::hashed_wheel::*;
-use timerbench_impls::reference::ReferenceQueue;
 use timerbench_impls::{Tick, TimerId, TimerQueue};
 
 fn fire_all(wheel: &mut HashedWheel<u64>, to: Tick) -> Vec<(Tick, u64)> {
@@ -55,64 +57,41 @@ fn step(rng: &mut SmallRng, now: Tick) -> Tick {
     }
 }
 
-/// Runs a fixed-seed random mix against the reference model, in `rounds` fresh pairs of
-/// queues of `ops` operations each. Values are unique start numbers, so fired timers
-/// are compared by value, not by handle. Returns how many stops hit a pending timer and
-/// how many timers fired, so the caller can check the mix did something.
+/// Runs a fixed-seed mix of start, stop and advance against the reference model, in
+/// `rounds` fresh pairs of queues of `ops` operations each. Returns how many stops hit a
+/// pending timer and how many timers fired, so the caller can check the mix did something.
 fn differential(bits: u32, seed: u64, rounds: usize, ops: usize) -> (usize, usize) {
+    let program = Program {
+        mix: Mix {
+            start: 5,
+            stop: 3,
+            restart: 0,
+            next_deadline: 0,
+            advance: 2,
+        },
+        past: Some(Past {
+            one_in: 8,
+            at_most: 50,
+        }),
+        delay,
+        // Mostly recent handles, which are more likely still pending; drawn from u64
+        // ranges as before, so that each seed keeps its program.
+        pick: |rng, len| {
+            let len = len as u64;
+            let pick = if rng.random_range(0..4) == 0 {
+                rng.random_range(0..len)
+            } else {
+                len - 1 - rng.random_range(0..len.min(32))
+            };
+            pick as usize
+        },
+        step,
+    };
     let mut rng = SmallRng::seed_from_u64(seed);
     let (mut stopped, mut fired) = (0, 0);
     for _ in 0..rounds {
         let mut wheel = HashedWheel::<u64>::with_slot_bits(bits);
-        let mut model = ReferenceQueue::<u64>::new();
-        let mut handles: Vec<(TimerId, TimerId)> = Vec::new();
-        let mut by_value: HashMap<u64, TimerId> = HashMap::new();
-        let mut next_value = 0u64;
-        for _ in 0..ops {
-            let now = wheel.now();
-            match rng.random_range(0..10) {
-                0..=4 => {
-                    let deadline = if rng.random_range(0..8) == 0 {
-                        now - rng.random_range(0..now.min(50) + 1) // past due
-                    } else {
-                        now.saturating_add(delay(&mut rng, now))
-                    };
-                    let ours = wheel.start(deadline, next_value);
-                    let theirs = model.start(deadline, next_value);
-                    by_value.insert(next_value, ours);
-                    handles.push((ours, theirs));
-                    next_value += 1;
-                }
-                5..=7 if !handles.is_empty() => {
-                    // Mostly recent handles, which are more likely still pending.
-                    let len = handles.len() as u64;
-                    let pick = if rng.random_range(0..4) == 0 {
-                        rng.random_range(0..len)
-                    } else {
-                        len - 1 - rng.random_range(0..len.min(32))
-                    };
-                    let (ours, theirs) = handles[pick as usize];
-                    let result = wheel.stop(ours);
-                    assert_eq!(result, model.stop(theirs));
-                    stopped += usize::from(result.is_some());
-                }
-                _ => {
-                    let to = now.saturating_add(step(&mut rng, now));
-                    let mut ours = Vec::new();
-                    wheel.advance(to, |id, value, deadline| {
-                        assert_eq!(by_value[&value], id, "handle of the fired timer");
-                        ours.push((deadline, value));
-                    });
-                    assert_sorted(&ours);
-                    let mut theirs = Vec::new();
-                    model.advance(to, |_, value, deadline| theirs.push((deadline, value)));
-                    fired += ours.len();
-                    ours.sort_unstable();
-                    theirs.sort_unstable();
-                    assert_eq!(ours, theirs, "fired at advance({to})");
-                }
-            }
-            assert_eq!(wheel.len(), model.len());
+        let counts = program.run(&mut rng, &mut wheel, ops, |wheel, model, rng| {
             // Not after every operation: `next_deadline` re-keys inexact slots, and
             // `advance` must also meet them.
             if rng.random_range(0..4) == 0 {
@@ -121,8 +100,10 @@ fn differential(bits: u32, seed: u64, rounds: usize, ops: usize) -> (usize, usiz
             if bits <= 3 || rng.random_range(0..16) == 0 {
                 wheel.check_invariants();
             }
-        }
+        });
         wheel.check_invariants();
+        stopped += counts.stopped;
+        fired += counts.fired;
     }
     (stopped, fired)
 }

@@ -4,10 +4,12 @@
 //! lists are long and their heads move; and any delays, so lists are many) with
 //! `check_invariants` after every step.
 
+#[path = "support/random_program.rs"]
+mod random_program;
+
 use rand::rngs::SmallRng;
 use rand::{Rng, RngExt, SeedableRng};
-use std::collections::HashMap;
-use timerbench_impls::reference::ReferenceQueue;
+use random_program::{Counts, Mix, Past, Program, recent};
 use timerbench_impls::timeout_lists::TimeoutLists;
 use timerbench_impls::{Tick, TimerId, TimerQueue};
 
@@ -18,11 +20,13 @@ fn fire_all(queue: &mut TimeoutLists<u64>, to: Tick) -> Vec<(Tick, u64)> {
     fired
 }
 
-/// A delay: from a handful of shared ones (`shared`), or anything.
-fn delay(rng: &mut SmallRng, now: Tick, shared: bool) -> Tick {
-    if shared {
-        return [0, 1, 5, 30, 30, 30, 200, 1000][rng.random_range(0..8)];
-    }
+/// A delay from a handful of shared ones, so that lists are long and their heads move.
+fn shared_delay(rng: &mut SmallRng, _now: Tick) -> Tick {
+    [0, 1, 5, 30, 30, 30, 200, 1000][rng.random_range(0..8)]
+}
+
+/// Any delay, so that lists are many.
+fn any_delay(rng: &mut SmallRng, now: Tick) -> Tick {
     match rng.random_range(0..10) {
         0 => 0,
         1..=4 => rng.random_range(0..300),
@@ -34,86 +38,44 @@ fn delay(rng: &mut SmallRng, now: Tick, shared: bool) -> Tick {
 }
 
 /// A fixed-seed random mix of start, stop, restart, advance and next-deadline against the
-/// reference model. Returns (effective stops, restarts of pending timers, firings).
-fn differential(seed: u64, rounds: usize, ops: usize, shared: bool) -> (usize, usize, usize) {
+/// reference model, with delays from a few `shared` ones or any. Returns the counts of
+/// effective stops, restarts of pending timers and firings.
+fn differential(seed: u64, rounds: usize, ops: usize, shared: bool) -> Counts {
+    let program = Program {
+        mix: Mix::ALL,
+        past: Some(Past::SOMETIMES),
+        delay: if shared { shared_delay } else { any_delay },
+        pick: |rng, len| recent(rng, len, 16),
+        step: |rng, _| match rng.random_range(0..50) {
+            0 => 1 << 40,
+            1..=20 => 1,
+            _ => rng.random_range(0..400),
+        },
+    };
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (mut stopped, mut restarted, mut fired) = (0, 0, 0);
+    let mut counts = Counts::default();
     for _ in 0..rounds {
         let mut queue = TimeoutLists::<u64>::new();
-        let mut model = ReferenceQueue::<u64>::new();
-        let mut handles: Vec<(TimerId, TimerId)> = Vec::new();
-        let mut by_value: HashMap<u64, TimerId> = HashMap::new();
-        for _ in 0..ops {
-            let now = queue.now();
-            let value = handles.len() as u64;
-            let pick = |rng: &mut SmallRng, len: usize| len - 1 - rng.random_range(0..len.min(16));
-            match rng.random_range(0..12) {
-                0..=3 => {
-                    let deadline = if rng.random_range(0..10) == 0 {
-                        now - rng.random_range(0..now.min(40) + 1)
-                    } else {
-                        now.saturating_add(delay(&mut rng, now, shared))
-                    };
-                    let ours = queue.start(deadline, value);
-                    by_value.insert(value, ours);
-                    handles.push((ours, model.start(deadline, value)));
-                }
-                4..=5 if !handles.is_empty() => {
-                    let (ours, theirs) = handles[pick(&mut rng, handles.len())];
-                    let result = queue.stop(ours);
-                    assert_eq!(result, model.stop(theirs));
-                    stopped += usize::from(result.is_some());
-                }
-                6..=7 if !handles.is_empty() => {
-                    let (ours, theirs) = handles[pick(&mut rng, handles.len())];
-                    let deadline = now.saturating_add(delay(&mut rng, now, shared));
-                    let (id, old) = queue.restart(ours, deadline, value);
-                    assert_eq!(old, model.stop(theirs), "restart's old value");
-                    restarted += usize::from(old.is_some());
-                    by_value.insert(value, id);
-                    handles.push((id, model.start(deadline, value)));
-                }
-                8 => assert_eq!(queue.next_deadline(), model.next_deadline()),
-                _ => {
-                    let to = match rng.random_range(0..50) {
-                        0 => now.saturating_add(1 << 40),
-                        1..=20 => now + 1,
-                        _ => now.saturating_add(rng.random_range(0..400)),
-                    };
-                    let mut ours = Vec::new();
-                    queue.advance(to, |id, value, deadline| {
-                        assert_eq!(by_value[&value], id, "handle of the fired timer");
-                        ours.push((deadline, value));
-                    });
-                    assert!(ours.windows(2).all(|w| w[0].0 <= w[1].0), "order");
-                    let mut theirs = Vec::new();
-                    model.advance(to, |_, value, deadline| theirs.push((deadline, value)));
-                    fired += ours.len();
-                    ours.sort_unstable();
-                    theirs.sort_unstable();
-                    assert_eq!(ours, theirs, "fired at advance({to})");
-                }
-            }
-            assert_eq!(queue.len(), model.len());
-            queue.check_invariants();
-        }
+        counts += program.run(&mut rng, &mut queue, ops, |queue, _, _| {
+            queue.check_invariants()
+        });
         fire_all(&mut queue, u64::MAX);
         assert!(queue.is_empty());
         assert_eq!(queue.list_count(), 0);
     }
-    (stopped, restarted, fired)
+    counts
 }
 
 #[test]
 fn random_sequences_with_a_few_shared_delays_match_the_model() {
-    let (stopped, restarted, fired) = differential(1, 40, 2_000, true);
-    assert!(stopped > 1_000 && restarted > 1_000 && fired > 5_000);
+    let counts = differential(1, 40, 2_000, true);
+    assert!(counts.stopped > 1_000 && counts.restarted > 1_000 && counts.fired > 5_000);
 }
 
 #[test]
 fn random_sequences_with_any_delays_match_the_model() {
-    let (stopped, restarted, fired) = differential(2, 40, 2_000, false);
-    assert!(stopped > 1_000 && restarted > 1_000 && fired > 5_000);
+    let counts = differential(2, 40, 2_000, false);
+    assert!(counts.stopped > 1_000 && counts.restarted > 1_000 && counts.fired > 5_000);
 }
 
 #[test]
