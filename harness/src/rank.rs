@@ -7,10 +7,11 @@
 //! cells (a workload at a size) it verified, and `cells` says how many of them that was.
 
 use crate::compare::{Format, markdown_table};
-use crate::table::Table;
+use crate::table::{Table, duration};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 use timerbench_report::{RankEntry, Ranking, RunRankings, rank_run};
 use timerbench_results::newest_run;
 
@@ -18,7 +19,8 @@ use timerbench_results::newest_run;
 ///
 /// Each implementation's `× best` is the geometric mean of its ratios to the fastest over
 /// the cells (a workload at a size) it verified, computed by the report's own code; its
-/// worst ratio and where, and how many cells it verified, follow.
+/// worst ratio and where, its slowest single call and where (the tail an event loop
+/// budgets for), and how many cells it verified, follow.
 #[derive(clap::Args)]
 pub struct Args {
     /// A results folder of `timerbench run` (default: the newest folder under results/,
@@ -86,6 +88,8 @@ fn section(out: &mut String, title: &str, ranking: &Ranking, markdown: bool) {
         ">× best",
         ">worst",
         "worst at",
+        ">slowest call",
+        "slowest at",
         ">cells",
     ];
     let rows: Vec<Vec<String>> = ranking
@@ -117,6 +121,13 @@ fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
         Some((worst, at)) => (format!("{worst:.2}×"), at.clone()),
         None => (String::new(), String::new()),
     };
+    let (slowest, slowest_at) = match &entry.slowest {
+        Some(call) => (
+            format!("{} {}", call.kind, duration(Duration::from_nanos(call.ns))),
+            call.at.clone(),
+        ),
+        None => (String::new(), String::new()),
+    };
     let mut covered = format!("{} of {cells}", entry.covered);
     if entry.unsupported > 0 {
         let _ = write!(covered, " ({} unsupported)", entry.unsupported);
@@ -127,6 +138,8 @@ fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
         geomean,
         worst,
         at,
+        slowest,
+        slowest_at,
         covered,
     ]
 }

@@ -288,8 +288,14 @@ fn ranked_run(dir: &Path, name: &str) {
         dir,
         name,
         &[
-            record("keepalive", 1000, "binary-heap", Some(&[30.0, 30.1, 29.9])),
-            record("keepalive", 1000, "hierarchical-wheel", Some(&[10.0])),
+            with_slowest(
+                record("keepalive", 1000, "binary-heap", Some(&[30.0, 30.1, 29.9])),
+                16_000,
+            ),
+            with_slowest(
+                record("keepalive", 1000, "hierarchical-wheel", Some(&[10.0])),
+                9_800_000,
+            ),
             record("hold-uniform", 1000, "binary-heap", Some(&[12.0])),
             record("hold-uniform", 1000, "hierarchical-wheel", Some(&[10.0])),
             record("hold-exponential", 1000, "binary-heap", Some(&[10.0])),
@@ -301,6 +307,25 @@ fn ranked_run(dir: &Path, name: &str) {
             ),
         ],
     );
+}
+
+const HISTOGRAM: &str = "HISTEwAAAJEAAAAAAAAAAwAAAAAAAAABAAADRjC4oAA/8AAAAAAAACMEBCAmJiACBgYABAQQBgg2GjhcDgYIGhwWJhIaGgIEFhoQDBwWChQIDhYSDAwmCAgaBAQGDAgCBgYCDgQCBBIEBgQECgwCBgYIBAQQDAAIBAYIBAIIBgMCAgICBAICBAYAAgIJAggABAcCAAIABAgDAgICAAQABAMCCwIEBwIHAgcCLwJDAj0CXwLfAwKdEgI=";
+
+/// `record` with a latency for `start` (max 1 µs) and `advance` (max `advance_max_ns`),
+/// so that its slowest call is the advance.
+fn with_slowest(mut record: Value, advance_max_ns: u64) -> Value {
+    let latency = |max: u64| {
+        json!({
+            "count": 1000,
+            "mean_ns": 50.0,
+            "percentiles": {"p50": 40, "p90": 60, "p99": 90, "p99.9": 200, "p99.99": 500, "max": max},
+            // A real histogram from a run: the ranking reads the percentiles, the
+            // report's reader decodes this too.
+            "histogram_v2": HISTOGRAM,
+        })
+    };
+    record["latency"] = json!({"start": latency(1_000), "advance": latency(advance_max_ns)});
+    record
 }
 
 /// The words of the rows after the line starting with `title`, up to a blank line.
@@ -337,8 +362,25 @@ fn rank_prints_the_summary_rankings() {
     assert_eq!(overall[1][..3], ["2", "binary-heap", "1.53×"], "{stdout}");
     assert_eq!(
         overall[1][3..],
-        ["3.00×", "keepalive", "at", "1,000", "3", "of", "3"]
+        [
+            "3.00×",
+            "keepalive",
+            "at",
+            "1,000",
+            "advance",
+            "16.0",
+            "us",
+            "keepalive",
+            "at",
+            "1,000",
+            "3",
+            "of",
+            "3"
+        ]
     );
+    // The slowest call is the tail, not the ratio: hierarchical-wheel, fastest overall,
+    // has the slowest advance.
+    assert_eq!(overall[0][7..10], ["advance", "9.80", "ms"], "{stdout}");
     assert_eq!(overall.len(), 2);
     // The families in suite order (hold before keepalive), each ranked on its own.
     let hold = ranking(&stdout, "hold (hold-exponential, hold-uniform): 2 cells");
@@ -366,10 +408,10 @@ fn rank_prints_the_summary_rankings() {
     assert!(
         markdown.contains(
             "### keepalive: 1 cell\n\n\
-             | # | implementation | × best | worst | worst at | cells |\n\
-             | ---: | --- | ---: | ---: | --- | ---: |\n\
-             | 1 | hierarchical-wheel | 1.00× | 1.00× | keepalive at 1,000 | 1 of 1 |\n\
-             | 2 | binary-heap | 3.00× | 3.00× | keepalive at 1,000 | 1 of 1 |\n"
+             | # | implementation | × best | worst | worst at | slowest call | slowest at | cells |\n\
+             | ---: | --- | ---: | ---: | --- | ---: | --- | ---: |\n\
+             | 1 | hierarchical-wheel | 1.00× | 1.00× | keepalive at 1,000 | advance 9.80 ms | keepalive at 1,000 | 1 of 1 |\n\
+             | 2 | binary-heap | 3.00× | 3.00× | keepalive at 1,000 | advance 16.0 us | keepalive at 1,000 | 1 of 1 |\n"
         ),
         "{markdown}"
     );

@@ -4,7 +4,7 @@
 //! the others, so no page or chart can show a wrong structure's speed by mistake.
 
 use anyhow::anyhow;
-use timerbench_results::{CellKey, CellRecord, Latency, Lateness, Status};
+use timerbench_results::{CellKey, CellRecord, KINDS, Latency, Lateness, Status};
 
 /// `workload at N timers, implementation`.
 pub fn describe(key: &CellKey) -> String {
@@ -82,6 +82,19 @@ pub fn latency<'r>(record: &'r CellRecord, kind: &str) -> Option<&'r Latency> {
         .then(|| record.latency.get(kind))
         .flatten()
         .filter(|l| l.count > 0)
+}
+
+/// The slowest single call of a verified cell: the largest `max` latency over its
+/// operation kinds, with the kind (the first in [`KINDS`] order on a tie). For an event
+/// loop this stall, not the median, is what a reader has to budget for.
+pub fn slowest_call(record: &CellRecord) -> Option<(&'static str, u64)> {
+    KINDS
+        .iter()
+        .filter_map(|&kind| Some((kind, *latency(record, kind)?.percentiles.get("max")?)))
+        .fold(None, |slowest, (kind, ns)| match slowest {
+            Some((_, most)) if most >= ns => slowest,
+            _ => Some((kind, ns)),
+        })
 }
 
 /// The bytes per pending timer of a verified cell.

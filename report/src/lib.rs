@@ -47,7 +47,7 @@ pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
 pub use charts::register_fonts;
 pub use figures::thousands;
 pub use page::SECTIONS;
-pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, rank_run};
+pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, SlowestCall, rank_run};
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 //! to print in the terminal from this same code.
 
 use crate::catalog::Catalog;
-use crate::figures::{geometric_mean, measured_under_load, ns_per_op, thousands};
+use crate::figures::{geometric_mean, measured_under_load, ns_per_op, slowest_call, thousands};
 use crate::model::{Model, Workload};
 use crate::runs::{Run, load_run};
 use std::path::Path;
@@ -87,6 +87,9 @@ pub struct RankEntry {
     /// Whether the cell of its largest ratio was measured under load (its figure may be
     /// inflated, which could make it the worst).
     pub worst_under_load: bool,
+    /// The slowest single call over the cells it verified: the tail next to the speed,
+    /// since a structure fast on average can still stall an event loop for milliseconds.
+    pub slowest: Option<SlowestCall>,
     /// The cells it verified (of [`Ranking::cells`]).
     pub covered: usize,
     /// Of them, those measured under load: in the mean like the others, but their figures
@@ -96,6 +99,20 @@ pub struct RankEntry {
     /// above its suite limit): left out like any cell it has no figure for, but said
     /// apart, since they are no failure.
     pub unsupported: usize,
+}
+
+/// The slowest call of an implementation over the cells of a ranking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowestCall {
+    /// How long it took, nanoseconds (the `max` of its kind's latency).
+    pub ns: u64,
+    /// The operation kind: `start`, `advance`, ...
+    pub kind: &'static str,
+    /// The cell: `workload at N`.
+    pub at: String,
+    /// Whether that cell was measured under load: a busy machine stretches single calls
+    /// most of all, so its figure may be the load's rather than the structure's.
+    pub under_load: bool,
 }
 
 impl Model {
@@ -123,6 +140,7 @@ impl Model {
                 let mut ratios = Vec::new();
                 let mut worst: Option<(f64, String)> = None;
                 let mut worst_under_load = false;
+                let mut slowest: Option<SlowestCall> = None;
                 let mut under_load = 0;
                 let mut unsupported = 0;
                 for &(workload, timers) in &sizes {
@@ -134,11 +152,21 @@ impl Model {
                         continue;
                     };
                     ratios.push(ratio);
+                    let at = || format!("{} at {}", workload.name, thousands(timers));
                     let loaded = measured_under_load(record);
                     under_load += usize::from(loaded);
+                    if let Some((kind, ns)) = slowest_call(record)
+                        && slowest.as_ref().is_none_or(|s| ns > s.ns)
+                    {
+                        slowest = Some(SlowestCall {
+                            ns,
+                            kind,
+                            at: at(),
+                            under_load: loaded,
+                        });
+                    }
                     if worst.as_ref().is_none_or(|(w, _)| ratio > *w) {
-                        let at = format!("{} at {}", workload.name, thousands(timers));
-                        worst = Some((ratio, at));
+                        worst = Some((ratio, at()));
                         worst_under_load = loaded;
                     }
                 }
@@ -147,6 +175,7 @@ impl Model {
                     geomean: geometric_mean(&ratios),
                     worst,
                     worst_under_load,
+                    slowest,
                     covered: ratios.len(),
                     under_load,
                     unsupported,

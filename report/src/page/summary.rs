@@ -1,11 +1,13 @@
 //! The summary: the headline (the fastest overall and per family), what the ranking
-//! means and hides, and the ranking tables, overall and one card per workload family;
-//! with several runs, the other runs' figures beside the first's.
+//! means and hides, and the ranking tables, overall and one card per workload family,
+//! each with every implementation's slowest call beside its speed; with several runs,
+//! the other runs' figures beside the first's.
 
 use super::format::{self, ratio, ratio_class};
 use super::{Context, load};
+use crate::charts::nanoseconds_label;
 use crate::model::{Workload, counts_against};
-use crate::ranking::{RankEntry, Ranking};
+use crate::ranking::{RankEntry, Ranking, SlowestCall};
 use maud::{Markup, html};
 
 /// The tooltip of the count of cells measured under load in a ranking.
@@ -40,7 +42,10 @@ pub(super) fn section(context: &Context) -> Markup {
              family's workloads (each workload at each size) it verified; " em { "cells" }
             " counts them, out of the cells any implementation verified (a cell beyond an \
              implementation's declared range is unsupported: not run, said apart, and no \
-             failure)."
+             failure). " em { "Slowest call" } " is the longest single operation it took \
+             over those cells (the largest " code { "max" } " latency of any operation kind, \
+             from the pass that times each operation), with its kind: for an event loop a \
+             stall of milliseconds matters more than the median."
             @if model.any_approximate() {
                 " An approximate implementation (one that may fire late within a declared \
                  bound) is ranked by speed like the others; what its slack buys is weighed in "
@@ -51,7 +56,9 @@ pub(super) fn section(context: &Context) -> Markup {
             strong { "What the geometric mean hides." } " It weighs every size alike, so a \
              structure that is best on small sizes and falls apart at a million timers can rank \
              beside one that is steady everywhere; it says nothing of tail latency (an \
-             occasional cascade of milliseconds) or memory, which the workload tables show; and \
+             occasional cascade of milliseconds; the slowest call column gives its worst, the \
+             workload tables its p99.99 and max per operation kind) or memory, which the \
+             workload tables show; and \
              cells an implementation failed or did not run are left out, not counted against \
              it: compare the cells column before the ratios."
             (uneven_example(&rankings))
@@ -194,6 +201,9 @@ fn ranking_table(
                 }
                 th.num { "worst" }
                 @if wide { th { "worst at" } }
+                th.num.sep title="the longest single call over its verified cells, with its \
+                                  operation kind" { "slowest call" }
+                @if wide { th { "slowest at" } }
                 th.num { "cells" }
                 @for run in others {
                     @if wide { th.num.sep { (run.label) " × best" } }
@@ -229,6 +239,7 @@ fn ranking_table(
                             }
                         }
                     }
+                    (slowest_cell(entry.slowest.as_ref(), wide))
                     td.num {
                         (entry.covered) " of " (ranking.cells)
                         @if entry.unsupported > 0 {
@@ -267,6 +278,37 @@ fn ranking_table(
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The slowest call of a ranking entry: `advance 9.8 ms`; in the wide table the cell it
+/// was in beside it (marked when measured under load), in a card in the tooltip only.
+fn slowest_cell(slowest: Option<&SlowestCall>, wide: bool) -> Markup {
+    let Some(slowest) = slowest else {
+        return html! {
+            td.num.sep.na { "–" }
+            @if wide { td {} }
+        };
+    };
+    let title = format!(
+        "{} took {} ({} ns) on {}",
+        slowest.kind,
+        nanoseconds_label(slowest.ns as f64),
+        slowest.ns,
+        slowest.at
+    );
+    html! {
+        td.num.sep title=(title) {
+            span.note { (slowest.kind) } " " (nanoseconds_label(slowest.ns as f64))
+        }
+        @if wide {
+            td {
+                (slowest.at)
+                @if slowest.under_load {
+                    " " span.badge.load title=(WORST_UNDER_LOAD) { "load" }
                 }
             }
         }

@@ -1,8 +1,9 @@
 //! The workloads: per workload what it models, its parameters, how to regenerate it, the
 //! table of every cell (speed, the spread between its processes and within one, ratio to
-//! the best, tail latency of the clock-moving operation, memory; with several runs, each
-//! run's columns and the ratios between them; the cells measured under load marked, see
-//! [`super::load`]), and its charts ([`super::charts`]).
+//! the best, tail latency of the clock-moving operation and the p99.99 and max of every
+//! operation kind, memory; with several runs, each run's columns and the ratios between
+//! them; the cells measured under load marked, see [`super::load`]), and its charts
+//! ([`super::charts`]).
 
 use super::format::{
     self, decimals_for, ns_number, ratio, ratio_class, short_reason, spread_percent, status_badge,
@@ -19,14 +20,20 @@ use anyhow::Context as _;
 use maud::{Markup, html};
 use timerbench_results::{CellRecord, is_floor};
 
-/// The columns of one run in a workload table, without the spread between processes.
-const COLUMNS_PER_RUN: usize = 6;
+/// The columns of one run in a workload table, without the spread between processes and
+/// the tail of each operation kind.
+const COLUMNS_PER_RUN: usize = 5;
 
-/// The columns of `run` in a workload table: the spread between and within processes is
-/// one more, for a run whose samples came from several processes (older records have one,
-/// whose spread the MAD beside the median already is).
-fn columns_of(run: &Run) -> usize {
-    COLUMNS_PER_RUN + usize::from(run.several_processes())
+/// The percentiles of the clock-moving operation in their own columns; its max is in the
+/// tail column of its kind, beside the other kinds'.
+const CLOCK_PERCENTILES: [&str; 2] = ["p99", "p99.9"];
+
+/// The columns of `run` in the table of `workload`: one more per operation kind (its
+/// p99.99 / max), and one more for the spread between and within processes, for a run whose
+/// samples came from several processes (older records have one, whose spread the MAD
+/// beside the median already is).
+fn columns_of(run: &Run, workload: &Workload) -> usize {
+    COLUMNS_PER_RUN + workload.kinds.len() + usize::from(run.several_processes())
 }
 
 /// The section, and the charts it draws (into `drawn`).
@@ -50,9 +57,12 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
              charts. In the tables, " em { "ns/op" } " is the median time per operation line \
              over the timed replays of the whole workload, ± the median absolute deviation; "
             em { "× best" } " its ratio to the fastest at that size (the fastest in bold); "
-            em { "p99, p99.9, max" } " the latency of the operation that moves the clock ("
+            em { "p99, p99.9" } " the latency of the operation that moves the clock ("
             code { "advance" } ", " code { "next" } " or " code { "tick" } ", named in the \
-             header), from a separate pass that times each operation; " em { "B/timer" }
+             header), from a separate pass that times each operation; then per operation \
+             kind (" code { "start" } ", " code { "stop" } ", ...) " em { "p99.99 / max" }
+            ", its 99.99th percentile and its slowest call in that pass, the stall an event \
+             loop would see; " em { "B/timer" }
             " the peak live heap bytes of the queue over the peak number of pending timers."
             @if model.runs.iter().any(Run::several_processes) {
                 " A cell's samples come from several processes, interleaved with the other \
@@ -128,7 +138,12 @@ fn table(context: &Context, workload: &Workload) -> Markup {
     let base = &runs[0];
     let kind = workload.clock_kind.as_deref();
     let kind_label = kind.unwrap_or("latency");
-    let columns = 1 + runs.iter().map(columns_of).sum::<usize>() + (runs.len() - 1);
+    let columns = 1
+        + runs
+            .iter()
+            .map(|run| columns_of(run, workload))
+            .sum::<usize>()
+        + (runs.len() - 1);
     let cells = runs.iter().flat_map(|run| {
         run.records
             .values()
@@ -141,7 +156,7 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                     tr.group {
                         th {}
                         @for run in runs {
-                            th.sep colspan=(columns_of(run)) { (run.title()) }
+                            th.sep colspan=(columns_of(run, workload)) { (run.title()) }
                         }
                         th.sep colspan=(runs.len() - 1) { "ratio" }
                     }
@@ -163,7 +178,12 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                             (kind_label) " p99"
                         }
                         th.num { "p99.9" }
-                        th.num { "max" }
+                        @for kind in &workload.kinds {
+                            th.num title=(format!("{kind} latency: 99.99th percentile / the \
+                                                   slowest call")) {
+                                (kind) br; span.note { "p99.99 / max" }
+                            }
+                        }
                         th.num title="peak live heap bytes over peak pending timers" { "B/timer" }
                     }
                     @for run in &runs[1..] {
@@ -253,7 +273,7 @@ fn run_columns(
     kind: Option<&str>,
 ) -> Markup {
     let Some(record) = run.cell(&workload.name, timers, name) else {
-        return html! { td.na.sep colspan=(columns_of(run)) { "not run" } };
+        return html! { td.na.sep colspan=(columns_of(run, workload)) { "not run" } };
     };
     let (Some(median), Some(throughput)) = (ns_per_op(record), record.throughput.as_ref()) else {
         let reason = record.reason.as_deref().unwrap_or("no figures recorded");
@@ -264,7 +284,7 @@ fn run_columns(
             "na"
         };
         return html! {
-            td.sep.(class) colspan=(columns_of(run)) {
+            td.sep.(class) colspan=(columns_of(run, workload)) {
                 (status_badge(record.status)) " " (short_reason(reason, 90))
                 @if let Some(id) = context.failure_id(&run.label, record) {
                     " " a href=(format!("#{id}")) { "(reason)" }
@@ -293,13 +313,16 @@ fn run_columns(
                 br; span.note title="ns/op over the floor's at this size" { (ratio(r)) " floor" }
             }
         }
-        @for percentile in ["p99", "p99.9", "max"] {
+        @for percentile in CLOCK_PERCENTILES {
             td.num {
                 @match latency.and_then(|l| l.percentiles.get(percentile)) {
                     Some(&ns) => (nanoseconds_label(ns as f64)),
                     None => "–",
                 }
             }
+        }
+        @for kind in &workload.kinds {
+            (tail_cell(record, kind))
         }
         td.num {
             @match bytes_per_timer(record) {
@@ -308,6 +331,25 @@ fn run_columns(
             }
         }
     }
+}
+
+/// The tail of one operation kind in a cell: `12.3 µs / 9.8 ms` (p99.99 / max), `–` when
+/// the cell has no latency of that kind.
+fn tail_cell(record: &CellRecord, kind: &str) -> Markup {
+    let figure = |name: &str| {
+        latency(record, kind)
+            .and_then(|l| l.percentiles.get(name))
+            .map(|&ns| nanoseconds_label(ns as f64))
+    };
+    let (Some(tail), Some(max)) = (figure("p99.99"), figure("max")) else {
+        return html! { td.num.na { "–" } };
+    };
+    let calls = latency(record, kind).map_or(0, |l| l.count);
+    let title = format!(
+        "{kind}: 99.99th percentile {tail}, slowest of {} calls {max}",
+        thousands(calls)
+    );
+    html! { td.num title=(title) { (tail) " / " (max) } }
 }
 
 /// The spread between a cell's processes and within one: `±2.4% / ±0.8%`, or `– / ±0.8%`

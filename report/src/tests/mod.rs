@@ -3,7 +3,8 @@
 //! unverified cells, described by a catalog made here too. This module makes them; the
 //! tests are in [`page`] (what the page shows), [`lateness`] (approximate
 //! implementations, variants and unsupported cells), [`processes`] (the spread between a
-//! cell's processes, cells measured under load) and [`errors`] (what it refuses).
+//! cell's processes, cells measured under load), [`tail`] (the slowest calls beside the
+//! speed) and [`errors`] (what it refuses).
 //!
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
@@ -13,6 +14,7 @@ mod floor;
 mod lateness;
 mod page;
 mod processes;
+mod tail;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
 use hdrhistogram::Histogram;

@@ -233,8 +233,9 @@ fn an_older_run_beside_a_newer_one_keeps_its_table_in_line() {
                     .sum()
             })
             .collect();
-        // One implementation column, 6 of run A, 7 of run B, one ratio.
-        assert!(widths.iter().all(|w| *w == 15), "{widths:?}");
+        // One implementation column, 8 of run A (5 and the tail of each of the 3 operation
+        // kinds), 9 of run B, one ratio.
+        assert!(widths.iter().all(|w| *w == 19), "{widths:?}");
     }
     // The summary counts each run's cells measured under load.
     let verified = IMPLEMENTATIONS.len() * SIZES.len() * WORKLOADS.len() - BAD.len();
