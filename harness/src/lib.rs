@@ -9,6 +9,7 @@ pub mod cell;
 pub mod compare;
 pub mod environment;
 pub mod generate;
+pub mod import;
 pub mod list;
 pub mod rank;
 pub mod replay;
@@ -42,6 +43,7 @@ enum Command {
     Report(report::Args),
     Compare(compare::Args),
     Rank(rank::Args),
+    Import(import::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -56,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Rank(args) => rank::run(&args),
+        Command::Import(args) => import::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@
 
 pub mod bounded;
 pub mod families;
+pub mod import;
 pub mod metadata;
 pub mod op;
 pub mod program;

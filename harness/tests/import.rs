@@ -1,0 +1,103 @@
+//! `timerbench import` as a user meets it: a workload written and summarized, or one error,
+//! a non-zero exit and no file.
+
+mod support;
+
+use std::path::Path;
+use support::{assert_fails_with, text, timerbench};
+
+fn capture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../workloads/traces/linux-6.18-timer-12s.txt.gz")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn import_ftrace_writes_a_workload_that_replays() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("capture.tw");
+    let out = out.to_str().unwrap();
+    let output = timerbench(&[
+        "import",
+        "ftrace",
+        &capture(),
+        "-o",
+        out,
+        "--timers",
+        "wheel",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let summary = text(&output.stderr);
+    assert!(summary.contains("514 starts"), "{summary}");
+    let written = std::fs::read_to_string(out).unwrap();
+    assert!(written.contains("@timers wheel"));
+    assert!(written.contains("@generator timerbench import ftrace"));
+    let replay = timerbench(&["replay", out, "--impl", "quad-heap"]);
+    assert!(replay.status.success(), "{}", text(&replay.stderr));
+}
+
+#[test]
+fn import_csv_writes_a_workload() {
+    let folder = tempfile::tempdir().unwrap();
+    let csv = folder.path().join("events.csv");
+    std::fs::write(&csv, "0,start,a,5000000\n1000000,stop,a\n").unwrap();
+    let out = folder.path().join("events.tw");
+    let output = timerbench(&[
+        "import",
+        "csv",
+        csv.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.ends_with("s 0 5\na 1\nx 0\n"), "{written}");
+}
+
+#[test]
+fn import_errors_are_one_message_and_no_file() {
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("out.tw");
+    let out_text = out.to_str().unwrap();
+    let missing = folder.path().join("missing.txt");
+    let output = timerbench(&[
+        "import",
+        "ftrace",
+        missing.to_str().unwrap(),
+        "-o",
+        out_text,
+    ]);
+    assert_fails_with(&output, "missing.txt");
+    let empty = folder.path().join("empty.txt");
+    std::fs::write(&empty, "# tracer: nop\n").unwrap();
+    let output = timerbench(&["import", "ftrace", empty.to_str().unwrap(), "-o", out_text]);
+    assert_fails_with(&output, "no timer events");
+    let output = timerbench(&[
+        "import",
+        "ftrace",
+        &capture(),
+        "-o",
+        out_text,
+        "--tick",
+        "1x",
+    ]);
+    assert_fails_with(&output, "tick `1x`");
+    let output = timerbench(&[
+        "import",
+        "ftrace",
+        &capture(),
+        "-o",
+        out_text,
+        "--timers",
+        "x",
+    ]);
+    assert_fails_with(&output, "--timers");
+    let bad = folder.path().join("bad.csv");
+    std::fs::write(&bad, "0,start,a,1\n0,launch,a\n").unwrap();
+    let output = timerbench(&["import", "csv", bad.to_str().unwrap(), "-o", out_text]);
+    assert_fails_with(&output, "bad.csv:2:");
+    assert!(!out.exists());
+    // Only the two inputs: no output, no temporary file left behind.
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 2);
+}
