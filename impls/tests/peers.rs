@@ -473,6 +473,42 @@ mod limits {
         assert_eq!(queue.next_deadline(), Some(52));
     }
 
+    /// Found by the fuzz target (its program): two timers due at 2^40 + 6904, one started
+    /// at tick 6904 and one at 2^26 - 2, then `advance(next_deadline)` until they fire. It
+    /// takes 595,461 rounds, more than one timer's `STEPS` (525,313), the bound declared
+    /// before; the rounds stop at both timers' carrier hops, and the bound is now per
+    /// pending timer.
+    #[test]
+    fn hhwt_next_deadline_rounds_stay_within_the_declared_bound_with_carriers() {
+        let mut queue = Hhwt::<u64>::new();
+        queue.start(1, 0);
+        queue.start(6904, 1);
+        queue.start(67_108_862, 2);
+        assert_eq!(fired(&mut queue, 6904), [(0, 1), (1, 6904)]);
+        let far = (1 << 40) + 6904;
+        queue.start(far, 3);
+        assert_eq!(fired(&mut queue, 67_108_862), [(2, 67_108_862)]);
+        queue.start(far, 4);
+        let declared = queue.next_deadline_steps();
+        let mut rounds = 0u64;
+        let fired = loop {
+            rounds += 1;
+            assert!(
+                rounds <= u64::from(declared),
+                "{rounds} rounds, {declared} declared"
+            );
+            let to = queue.next_deadline().unwrap().max(queue.now());
+            let fired = fired(&mut queue, to);
+            if !fired.is_empty() {
+                break fired;
+            }
+        };
+        assert!(rounds > u64::from(timerbench_impls::peers::hhwt::STEPS));
+        let mut fired = fired;
+        fired.sort_unstable();
+        assert_eq!(fired, [(3, far), (4, far)]);
+    }
+
     #[test]
     fn hhwt_a_delay_whose_overflow_remainder_the_crate_misfiles() {
         for delay in [(1u64 << 36) - 1, (1 << 35) - 1, (1 << 32) + (1 << 31) - 1] {
