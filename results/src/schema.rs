@@ -385,7 +385,8 @@ pub struct CellRecord {
     /// (schema 3; `null` in older records and in cells without figures).
     #[serde(default)]
     pub fixed_costs: Option<FixedCosts>,
-    /// Wall seconds the cell took, everything included.
+    /// Wall seconds the cell took, everything included: its `full` process and every
+    /// `samples` process.
     pub elapsed_seconds: f64,
 }
 

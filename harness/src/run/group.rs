@@ -36,7 +36,7 @@ use super::child::{self, Sampling};
 use super::progress::Progress;
 use super::{Cell, cell_name};
 use crate::schema::{CellRecord, Status};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The spread between processes at which a cell takes no more processes: 2% (the MAD of
 /// the process medians over their median), well inside the ±5% two runs should agree.
@@ -87,8 +87,10 @@ pub(super) fn measure(
                 continue;
             }
             let sampling = as_the_full_process(settings.sampling, &records[index]);
+            let started = Instant::now();
             let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
             let record = &mut records[index];
+            record.elapsed_seconds += started.elapsed().as_secs_f64();
             match outcome {
                 Ok(set) => child::merge(record, set),
                 Err((status, reason)) => *record = fail(record.clone(), status, reason),
@@ -106,8 +108,10 @@ pub(super) fn measure(
         for offset in 0..unsettled.len() {
             let index = unsettled[(offset + round) % unsettled.len()];
             let sampling = as_the_full_process(settings.sampling, &records[index]);
+            let started = Instant::now();
             let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
             let record = &mut records[index];
+            record.elapsed_seconds += started.elapsed().as_secs_f64();
             match outcome {
                 Ok(set) => child::merge(record, set),
                 Err((status, reason)) => *record = fail(record.clone(), status, reason),
