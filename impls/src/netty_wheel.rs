@@ -72,12 +72,9 @@
 //!
 //! # Suite limit
 //!
-//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). Measured at 1M in a default run
-//! (2026-11-23): one keepalive replay took 8.9 s, each of its 60,000 worker ticks walking a
-//! bucket of about 2,000 entries (Netty's cost, which is the point), and one cron process
-//! 114 s (7,567 ns/op), its 389,000 `next_deadline` calls each scanning the buckets ahead
-//! (the contract's query, which Netty does not have). Those two cells alone would take a
-//! quarter of the default suite's budget; `--timers 1000000` still runs them.
+//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). At 1M (default run, 2026-11-23)
+//! a keepalive replay took 8.9 s (each worker tick walks ~2,000 entries: Netty's cost) and a
+//! cron process 114 s (each `next_deadline`, the contract's query, scans the buckets ahead).
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
@@ -452,7 +449,7 @@ impl<V> TimerQueue<V> for NettyWheel<V> {
         },
     ];
 
-    /// Counted on the standard workloads (module documentation, "Suite limit").
+    /// Measured on the standard workloads (module documentation, "Suite limit").
     const SUITE_LIMIT: Option<SuiteLimit> = Some(SuiteLimit {
         max_timers: 100_000,
         why: "every worker tick walks a whole bucket, and next_deadline scans the buckets \
