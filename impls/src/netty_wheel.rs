@@ -59,8 +59,7 @@
 //!
 //! # Empty time
 //!
-//! Walked ([`EmptyTime::Walked`], `step = tick`): a move of `N` ticks runs `N / tick` worker
-//! ticks even over an empty wheel, as Netty's worker wakes whatever it holds.
+//! Walked ([`EmptyTime::Walked`], `step = tick`): a move of `N` ticks runs `N / tick` worker ticks.
 //!
 //! # Precision
 //!
