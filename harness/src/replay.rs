@@ -234,8 +234,12 @@ fn write_expiries(
 ) -> anyhow::Result<()> {
     writer::write_atomically(target, |file| {
         let mut out = BufWriter::new(file);
-        for firing in log {
-            writeln!(out, "{}", expiry(program, firing))?;
+        // Each operation's firings are sorted; an `n` that stays put can add firings at the
+        // clock of the operation before it, so the whole log is put in the format's order.
+        let mut sorted: Vec<_> = log.iter().map(|firing| expiry(program, firing)).collect();
+        sorted.sort_unstable_by_key(|e| (e.now, e.deadline, e.id));
+        for line in sorted {
+            writeln!(out, "{line}")?;
         }
         out.flush()
     })

@@ -13,27 +13,38 @@ fn capture() -> String {
         .to_string()
 }
 
+/// `timerbench import FORMAT INPUT -o FOLDER/NAME EXTRA...`, which must succeed: the
+/// output's path and what the command printed (its summary).
+fn import_ok(
+    folder: &Path,
+    format: &str,
+    input: &str,
+    name: &str,
+    extra: &[&str],
+) -> (String, String) {
+    let out = folder.join(name).to_str().unwrap().to_string();
+    let mut args = vec!["import", format, input, "-o", &out];
+    args.extend_from_slice(extra);
+    let output = timerbench(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    (out, text(&output.stderr))
+}
+
 #[test]
 fn import_ftrace_writes_a_workload_that_replays() {
     let folder = tempfile::tempdir().unwrap();
-    let out = folder.path().join("capture.tw");
-    let out = out.to_str().unwrap();
-    let output = timerbench(&[
-        "import",
+    let (out, summary) = import_ok(
+        folder.path(),
         "ftrace",
         &capture(),
-        "-o",
-        out,
-        "--timers",
-        "wheel",
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let summary = text(&output.stderr);
+        "capture.tw",
+        &["--timers", "wheel"],
+    );
     assert!(summary.contains("514 starts"), "{summary}");
-    let written = std::fs::read_to_string(out).unwrap();
+    let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.contains("@timers wheel"));
     assert!(written.contains("@generator timerbench import ftrace"));
-    let replay = timerbench(&["replay", out, "--impl", "quad-heap"]);
+    let replay = timerbench(&["replay", &out, "--impl", "quad-heap"]);
     assert!(replay.status.success(), "{}", text(&replay.stderr));
 }
 
@@ -42,15 +53,13 @@ fn import_csv_writes_a_workload() {
     let folder = tempfile::tempdir().unwrap();
     let csv = folder.path().join("events.csv");
     std::fs::write(&csv, "0,start,a,5000000\n1000000,stop,a\n").unwrap();
-    let out = folder.path().join("events.tw");
-    let output = timerbench(&[
-        "import",
+    let (out, _) = import_ok(
+        folder.path(),
         "csv",
         csv.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+        "events.tw",
+        &[],
+    );
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.ends_with("s 0 5\na 1\nx 0\n"), "{written}");
 }

@@ -249,6 +249,15 @@ fn split_metadata(text: &str) -> Result<(&str, &str), String> {
     if key.is_empty() {
         return Err(format!("metadata line without a key: `{}`", excerpt(text)));
     }
+    // Fields part at spaces and tabs only; a key holding other whitespace (a form feed, a
+    // no-break space) could not be told apart from its value by a reader that splits on
+    // any whitespace, and the writer refuses it, so it is refused here too.
+    if key.contains(char::is_whitespace) {
+        return Err(format!(
+            "metadata key {key:?} holds whitespace: `{}`",
+            excerpt(text)
+        ));
+    }
     Ok((key, value.trim_matches([' ', '\t'])))
 }
 

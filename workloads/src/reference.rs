@@ -87,21 +87,40 @@ pub enum SemanticError {
 
 /// Counts and the running digest of a replay's expiry log; shared by the model and by
 /// replays of real implementations, so that both summarise the same way.
+///
+/// The digest is over the log sorted by `(NOW, DEADLINE, ID)` as the format says. Callers
+/// give firings in clock order, each operation's sorted, which leaves one case: an `n`
+/// that stays put fires at the clock of the operation before it, so firings of equal
+/// `NOW` can come from several operations. The firings of the current `NOW` wait in
+/// `same_now` and are hashed, sorted, when the clock moves on (or at [`Tally::finish`]).
 #[derive(Clone, Default)]
 pub struct Tally {
     /// The counts so far; `digest` is filled by [`Tally::finish`].
     pub summary: Summary,
     hasher: Sha256,
     line: String,
+    same_now: Vec<Expiry>,
 }
 
 impl Tally {
-    /// Adds one fired timer, in log order.
+    /// Adds one fired timer. `NOW` must not decrease from one call to the next.
     pub fn fired(&mut self, expiry: Expiry) {
         self.summary.fired += 1;
-        self.line.clear();
-        let _ = writeln!(self.line, "{expiry}");
-        self.hasher.update(self.line.as_bytes());
+        if self.same_now.first().is_some_and(|f| f.now != expiry.now) {
+            debug_assert!(self.same_now[0].now < expiry.now, "firings in clock order");
+            Self::hash_sorted(&mut self.hasher, &mut self.line, &mut self.same_now);
+        }
+        self.same_now.push(expiry);
+    }
+
+    /// Hashes `firings` (all of one `NOW`) in `(DEADLINE, ID)` order and empties it.
+    fn hash_sorted(hasher: &mut Sha256, line: &mut String, firings: &mut Vec<Expiry>) {
+        firings.sort_unstable_by_key(|f| (f.deadline, f.id));
+        for expiry in firings.drain(..) {
+            line.clear();
+            let _ = writeln!(line, "{expiry}");
+            hasher.update(line.as_bytes());
+        }
     }
 
     /// The summary with the digest, given the pending count and clock at the end.
@@ -109,7 +128,9 @@ impl Tally {
         let mut summary = self.summary.clone();
         summary.pending = pending;
         summary.final_clock = final_clock;
-        let digest = self.hasher.clone().finalize();
+        let mut hasher = self.hasher.clone();
+        Self::hash_sorted(&mut hasher, &mut String::new(), &mut self.same_now.clone());
+        let digest = hasher.finalize();
         summary.digest = digest.iter().fold(String::with_capacity(64), |mut hex, b| {
             let _ = write!(hex, "{b:02x}");
             hex

@@ -326,3 +326,16 @@ fn ticks_parse_with_units() {
     assert!(parse_tick("1 ms").is_err());
     assert!(parse_tick("ms").is_err());
 }
+
+#[test]
+fn a_timestamp_beyond_2_pow_63_ns_is_not_an_event() {
+    // Found by the import_ftrace fuzz target: 30 digits of seconds overflowed the
+    // nanoseconds; 25 overflowed a delay computed from two timestamps.
+    let huge = " a-1 [000] 5.000000: timer_expire_entry: timer=ffff880012345678 function=f now=5\n\
+                 a-1 [000] 100000000000000000000000000000.000000: timer_start: timer=ffff880012345679 function=f expires=9 flags=0\n\
+                 [1] 566666666666666666666666666556:\n\
+                 a-1 [000] 9.000000: timer_start: timer=ffff880012345678 function=f expires=4294892300 [timeout=250] cpu=0 idx=0 flags=\n";
+    let (ops, report) = import(&[huge], "1ms", Some(250));
+    assert_eq!(ops, "a 4000\ns 0 1000\n");
+    assert_eq!(report.skipped.get("not-an-event"), Some(&2));
+}

@@ -61,7 +61,11 @@ fn parse_timestamp(text: &str) -> Option<i128> {
         return None;
     }
     let nanos: i128 = format!("{fraction:0<9}").parse().ok()?;
-    Some(seconds.parse::<i128>().ok()? * 1_000_000_000 + nanos)
+    // At most 2^63 nanoseconds (292 years of uptime), so that every later difference of
+    // two timestamps times a tick rate stays far inside `i128`.
+    let seconds: i128 = seconds.parse().ok()?;
+    let total = seconds.checked_mul(1_000_000_000)? + nanos;
+    (total <= i128::from(i64::MAX)).then_some(total)
 }
 
 /// The clock a setup's `clockid` and `mode` put a timer on.
