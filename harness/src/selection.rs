@@ -32,6 +32,13 @@ impl Selection {
         self.variants()
     }
 
+    /// Whether `variant` was named with --impl (not only chosen by default).
+    pub fn named(&self, variant: &Variant) -> bool {
+        self.implementations
+            .iter()
+            .any(|named| named.label() == variant.label())
+    }
+
     /// The chosen variants, in registry order (with their defaults) when none were named.
     pub fn variants(&self) -> Vec<Variant> {
         if self.implementations.is_empty() {

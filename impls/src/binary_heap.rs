@@ -25,12 +25,19 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log n) sift-up; O(1) on average for random deadlines |
+//! | `start` | O(log n) sift-up; O(1) on average for random deadlines; growth never copies (see *Storage*) |
 //! | `stop` | O(log n): move the last slot into the hole, sift it up or down |
 //! | `restart` | O(log n): change the deadline in place, sift the entry up or down |
 //! | `advance`, per fired timer | O(log n): pop the root |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
+//!
+//! # Storage
+//!
+//! The heap array and the arena both grow by segments of 4096 elements
+//! ([`SegmentedVec`](crate::segmented::SegmentedVec)), so no `start` copies the timers
+//! already held. `HeapStore` below names the heap's choice: `Vec<HeapSlot>` there gives one
+//! contiguous array instead.
 //!
 //! # Empty time
 //!
@@ -46,6 +53,10 @@ use crate::arena::Arena;
 use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
+/// Where the heap lives: segments that grow without copying. `Vec<HeapSlot>` here is one
+/// contiguous array (no segment lookup per access); both have the methods used.
+type HeapStore = crate::segmented::SegmentedVec<HeapSlot>;
+
 /// A heap element: the deadline, cached, and the arena index of its timer.
 #[derive(Clone, Copy, Debug)]
 struct HeapSlot {
@@ -55,7 +66,7 @@ struct HeapSlot {
 
 /// See the module documentation.
 pub struct BinaryHeapTimers<V> {
-    heap: Vec<HeapSlot>,
+    heap: HeapStore,
     /// Values, with each timer's heap position as the arena link.
     entries: Arena<V>,
     now: Tick,
@@ -106,7 +117,7 @@ impl<V> BinaryHeapTimers<V> {
 impl<V> TimerQueue<V> for BinaryHeapTimers<V> {
     fn with_capacity(capacity: usize) -> Self {
         BinaryHeapTimers {
-            heap: Vec::with_capacity(capacity),
+            heap: HeapStore::with_capacity(capacity),
             entries: Arena::with_capacity(capacity),
             now: 0,
             work: 0,

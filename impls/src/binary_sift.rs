@@ -1,4 +1,6 @@
-//! The sift loops of a binary min-heap held in a slice, for the structures that keep one.
+//! The sift loops of a binary min-heap, for the structures that keep one. The heap is any
+//! [`Store`]: a [`SegmentedVec`](crate::segmented::SegmentedVec) (which grows without
+//! copying) or a plain `Vec`; the loops are generic and monomorphised for each.
 //!
 //! `binary-heap` orders its timers this way, `timeout-lists` its lists, `delay-queue-purge`
 //! its requests and `hashed-wheel` its occupied slots. Each keeps something different
@@ -20,18 +22,20 @@
 //! level crossed, which each structure adds to its `work()` count. The final write of the
 //! moving element is not counted.
 
+use crate::segmented::Store;
+
 /// Moves the element at `position` towards the root until its parent's key is not greater,
 /// writing each element it moves, and finally the moving one, into `heap` and reporting it
 /// to `placed` with its new position. Returns the number of levels it rose.
 #[inline]
-pub(crate) fn sift_up<T: Copy, K: Ord>(
-    heap: &mut [T],
+pub(crate) fn sift_up<T: Copy, K: Ord, H: Store<T> + ?Sized>(
+    heap: &mut H,
     position: usize,
     key: impl Fn(&T) -> K,
     placed: impl FnMut(usize, T),
 ) -> u64 {
     let moving_key = key(&heap[position]);
-    let later_parent = |heap: &[T], at: usize| {
+    let later_parent = |heap: &H, at: usize| {
         let parent = at.checked_sub(1)? / 2;
         (key(&heap[parent]) > moving_key).then_some(parent)
     };
@@ -42,14 +46,14 @@ pub(crate) fn sift_up<T: Copy, K: Ord>(
 /// writing each element it moves, and finally the moving one, into `heap` and reporting it
 /// to `placed` with its new position. Returns the number of levels it sank.
 #[inline]
-pub(crate) fn sift_down<T: Copy, K: Ord>(
-    heap: &mut [T],
+pub(crate) fn sift_down<T: Copy, K: Ord, H: Store<T> + ?Sized>(
+    heap: &mut H,
     position: usize,
     key: impl Fn(&T) -> K,
     placed: impl FnMut(usize, T),
 ) -> u64 {
     let moving_key = key(&heap[position]);
-    let earlier_child = |heap: &[T], at: usize| {
+    let earlier_child = |heap: &H, at: usize| {
         let mut child = 2 * at + 1;
         if child >= heap.len() {
             return None;
@@ -67,10 +71,10 @@ pub(crate) fn sift_down<T: Copy, K: Ord>(
 /// the heap with the hole still holding a stale copy, so it must compare against the moving
 /// element's key, never read the hole.
 #[inline]
-fn sift<T: Copy>(
-    heap: &mut [T],
+fn sift<T: Copy, H: Store<T> + ?Sized>(
+    heap: &mut H,
     mut position: usize,
-    mut next: impl FnMut(&[T], usize) -> Option<usize>,
+    mut next: impl FnMut(&H, usize) -> Option<usize>,
     mut placed: impl FnMut(usize, T),
 ) -> u64 {
     let moving = heap[position];

@@ -60,7 +60,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log n) sift-up; O(1) on average for random deadlines |
+//! | `start` | O(log n) sift-up; O(1) on average for random deadlines; growth never copies (the heap and the arena grow by segments of 4096, `segmented::SegmentedVec`; `HeapStore` below is the switch to one `Vec`) |
 //! | `stop` | O(1) to free the value; every P-th stop runs a purge, O(n): O(n / P) amortised |
 //! | `restart` | `stop` then `start` |
 //! | `advance`, per fired timer | O(log n): pop the root |
@@ -90,6 +90,10 @@ use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::{Parameter, Parameters, Release};
 
+/// Where the heap lives: segments that grow without copying. `Vec<Queued>` here is one
+/// contiguous array; both have the methods used.
+type HeapStore = crate::segmented::SegmentedVec<Queued>;
+
 /// Kafka's default purge interval (`*.purgatory.purge.interval.requests`).
 pub const DEFAULT_PURGE_INTERVAL: u64 = 1_000;
 
@@ -114,7 +118,7 @@ impl Queued {
 
 /// See the module documentation.
 pub struct DelayQueuePurge<V> {
-    heap: Vec<Queued>,
+    heap: HeapStore,
     /// The values of the pending timers; the arena link is unused.
     values: Arena<V>,
     /// Completed elements still in the heap.
@@ -142,7 +146,7 @@ impl<V> DelayQueuePurge<V> {
             "purge_interval must be in 1..={MAX_PURGE_INTERVAL}, got {purge_interval}"
         );
         DelayQueuePurge {
-            heap: Vec::with_capacity(capacity),
+            heap: HeapStore::with_capacity(capacity),
             values: Arena::with_capacity(capacity),
             completed: 0,
             // Checked above: at most 2^30.

@@ -52,20 +52,18 @@
 //!
 //! # Timers started in the past
 //!
-//! A deadline `<= now` has no slot ahead of the clock, so it waits on a separate "due" list
-//! that `advance` fires first (every due deadline is `<= now`, every wheel deadline is
-//! `> now`). Different past deadlines must still fire in order, so the list is sorted then,
-//! by a merge sort over its own links: no scratch vector, so a whole population going past
-//! due costs no memory beyond its 32 bytes a timer.
+//! A deadline `<= now` has no slot ahead of the clock, so it waits on the due list
+//! ([`crate::due_list`]), which `advance` fires first, sorted by deadline.
 
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::due_list::DueList;
 
 /// Bits of the deadline each level resolves.
-const BITS_PER_LEVEL: u32 = 6;
+pub(crate) const BITS_PER_LEVEL: u32 = 6;
 /// Slots per level: one occupancy bit each in a `u64`.
-const SLOTS: usize = 1 << BITS_PER_LEVEL;
+pub(crate) const SLOTS: usize = 1 << BITS_PER_LEVEL;
 /// Levels needed for 64-bit deadlines: 10 full levels of 6 bits and a last one of 4 bits.
 pub const LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
 /// The `home` of an entry on the due list (slot homes are `0..LEVELS * SLOTS`).
@@ -81,17 +79,6 @@ struct Entry<V> {
 }
 
 crate::impl_linked!(Entry);
-
-/// The head of the list called `home`: a slot's, or the due list's. A function of the two
-/// fields rather than a method, so that the arena can be borrowed beside it.
-#[inline]
-fn head_of<'a>(heads: &'a mut [u32], due_head: &'a mut u32, home: u32) -> &'a mut u32 {
-    if home == DUE {
-        due_head
-    } else {
-        &mut heads[home as usize]
-    }
-}
 
 /// The hierarchical timing wheel. See the module documentation.
 ///
@@ -128,12 +115,8 @@ pub struct HierarchicalWheel<V> {
     occupied: [u64; LEVELS],
     /// Bit `L` is set exactly when `occupied[L] != 0`.
     occupied_levels: u16,
-    /// Timers started with `deadline <= now`, unsorted.
-    due_head: u32,
-    /// The smallest deadline on the due list while it is non-empty, unless `due_min_stale`.
-    due_min: Tick,
-    /// Set when the due entry holding `due_min` was stopped; `next_deadline` rescans.
-    due_min_stale: bool,
+    /// Timers started with `deadline <= now`.
+    due: DueList,
     now: Tick,
     work: u64,
 }
@@ -142,14 +125,14 @@ pub struct HierarchicalWheel<V> {
 /// differs from `now` lies. OR-ing 63 makes every difference within the low six bits (and
 /// no difference at all) read as level 0.
 #[inline]
-fn level_for(now: Tick, deadline: Tick) -> usize {
+pub(crate) fn level_for(now: Tick, deadline: Tick) -> usize {
     let highest_differing_bit = 63 - ((now ^ deadline) | 63).leading_zeros();
     (highest_differing_bit / BITS_PER_LEVEL) as usize
 }
 
 /// The slot of `deadline` at `level`: its digit there.
 #[inline]
-fn slot_for(deadline: Tick, level: usize) -> usize {
+pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
     ((deadline >> (level as u32 * BITS_PER_LEVEL)) as usize) & (SLOTS - 1)
 }
 
@@ -157,7 +140,7 @@ fn slot_for(deadline: Tick, level: usize) -> usize {
 /// with the level's digit set to `slot` and everything below zero. The level above the last
 /// one starts at bit 66, beyond `u64`, so there nothing of `now` is kept.
 #[inline]
-fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
+pub(crate) fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
     let level_shift = level as u32 * BITS_PER_LEVEL;
     let above = now.checked_shr(level_shift + BITS_PER_LEVEL).unwrap_or(0);
     let above = above.checked_shl(level_shift + BITS_PER_LEVEL).unwrap_or(0);
@@ -165,12 +148,11 @@ fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
 }
 
 impl<V> HierarchicalWheel<V> {
-    /// Puts the live entry `index` at the front of the list `home`.
+    /// Puts the live entry `index` at the front of the list of slot `home`.
     #[inline]
     fn push_front(&mut self, home: u32, index: u32) {
         self.entries.get_mut(index).home = home;
-        let head = head_of(&mut self.heads[..], &mut self.due_head, home);
-        arena_list::push_front(&mut self.entries, head, index);
+        arena_list::push_front(&mut self.entries, &mut self.heads[home as usize], index);
     }
 
     /// Files the live entry `index` into the wheel relative to the current clock. Its
@@ -191,14 +173,8 @@ impl<V> HierarchicalWheel<V> {
 
     /// Puts the live entry `index`, whose deadline is `<= now`, on the due list.
     fn file_due(&mut self, index: u32) {
-        let deadline = self.entries.get(index).deadline;
-        // A stale `due_min` is still a lower bound, so a deadline at or below it is the
-        // exact minimum again.
-        if self.due_head == NIL || deadline <= self.due_min {
-            self.due_min = deadline;
-            self.due_min_stale = false;
-        }
-        self.push_front(DUE, index);
+        self.entries.get_mut(index).home = DUE;
+        self.due.push(&mut self.entries, index);
     }
 
     /// Marks slot `slot` of `level` empty.
@@ -213,14 +189,10 @@ impl<V> HierarchicalWheel<V> {
     /// Takes the live entry `index` off its list, keeping the occupancy bits and the due
     /// minimum true. The entry stays in the arena.
     fn unlink(&mut self, index: u32) {
-        let &Entry { home, deadline, .. } = self.entries.get(index);
-        let head = head_of(&mut self.heads[..], &mut self.due_head, home);
-        let emptied = arena_list::unlink(&mut self.entries, head, index);
+        let home = self.entries.get(index).home;
         if home == DUE {
-            if deadline == self.due_min {
-                self.due_min_stale = true;
-            }
-        } else if emptied {
+            self.due.unlink(&mut self.entries, index);
+        } else if arena_list::unlink(&mut self.entries, &mut self.heads[home as usize], index) {
             let home = home as usize;
             self.clear_slot_bit(home / SLOTS, home % SLOTS);
         }
@@ -281,25 +253,8 @@ impl<V> HierarchicalWheel<V> {
 
     /// Fires the due list sorted by deadline.
     fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
-        if self.due_head == NIL {
-            return;
-        }
-        let list = arena_list::take(&mut self.due_head);
-        let sorted = arena_list::sort_by_deadline(&mut self.entries, list, &mut self.work);
+        let sorted = self.due.take_sorted(&mut self.entries, &mut self.work);
         self.fire_list(sorted, on_fire);
-    }
-
-    /// Recomputes `due_min` after its holder was stopped.
-    fn refresh_due_min(&mut self) {
-        let mut index = self.due_head;
-        let mut min = Tick::MAX;
-        while index != NIL {
-            self.work += 1;
-            min = min.min(self.entries.get(index).deadline);
-            index = self.entries.link(index);
-        }
-        self.due_min = min;
-        self.due_min_stale = false;
     }
 }
 
@@ -310,9 +265,7 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
             heads: Box::new([NIL; LEVELS * SLOTS]),
             occupied: [0; LEVELS],
             occupied_levels: 0,
-            due_head: NIL,
-            due_min: 0,
-            due_min_stale: false,
+            due: DueList::new(),
             now: 0,
             work: 0,
         }
@@ -387,11 +340,8 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        if self.due_head != NIL {
-            if self.due_min_stale {
-                self.refresh_due_min();
-            }
-            return Some(self.due_min);
+        if let Some(min) = self.due.min(&self.entries, &mut self.work) {
+            return Some(min);
         }
         let (level, slot) = self.earliest_slot()?;
         Some(slot_start(self.now, level, slot))

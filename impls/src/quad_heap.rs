@@ -37,12 +37,20 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log4 n) sift-up, one comparison per level |
+//! | `start` | O(log4 n) sift-up, one comparison per level; growth never copies (see *Storage*) |
 //! | `stop` | O(log4 n): the last slot fills the hole and sifts up or down |
 //! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
 //! | `advance`, per fired timer | O(log4 n) levels of up to four comparisons, one cache line each |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
+//!
+//! # Storage
+//!
+//! The groups and the arena both grow by segments of 4096 elements
+//! ([`SegmentedVec`](crate::segmented::SegmentedVec); a segment of groups is 256 KiB,
+//! 64-byte aligned, so a group never straddles two), and no `start` copies the timers
+//! already held. `GroupStore` below names the choice: `Vec<Group>` there gives one
+//! contiguous array instead.
 //!
 //! # Empty time
 //!
@@ -55,6 +63,10 @@
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+
+/// Where the groups live: segments that grow without copying. `Vec<Group>` here is one
+/// contiguous array (no segment lookup per access); both have the methods used.
+type GroupStore = crate::segmented::SegmentedVec<Group>;
 
 /// Position of the root: the first three positions pad the root's group so that every
 /// sibling set starts a group.
@@ -107,7 +119,7 @@ fn first_child(position: usize) -> usize {
 
 /// See the module documentation.
 pub struct QuadHeapTimers<V> {
-    groups: Vec<Group>,
+    groups: GroupStore,
     /// Pending timers; they occupy positions `ROOT..ROOT + len`.
     len: usize,
     /// Values, with each timer's heap position as the arena link.
@@ -189,12 +201,14 @@ impl<V> QuadHeapTimers<V> {
     #[inline]
     fn touch_next_groups(&self, first: usize) {
         let next = first - 2;
-        if let Some(groups) = self.groups.get(next..next + 4) {
+        if next + 4 <= self.groups.len() {
+            // Four groups indexed one by one: they may span two segments.
+            let groups = &self.groups;
             std::hint::black_box(
-                groups[0].0[0].deadline
-                    ^ groups[1].0[0].deadline
-                    ^ groups[2].0[0].deadline
-                    ^ groups[3].0[0].deadline,
+                groups[next].0[0].deadline
+                    ^ groups[next + 1].0[0].deadline
+                    ^ groups[next + 2].0[0].deadline
+                    ^ groups[next + 3].0[0].deadline,
             );
         }
     }
@@ -221,7 +235,7 @@ impl<V> QuadHeapTimers<V> {
 impl<V> TimerQueue<V> for QuadHeapTimers<V> {
     fn with_capacity(capacity: usize) -> Self {
         QuadHeapTimers {
-            groups: Vec::with_capacity((ROOT + capacity).div_ceil(4)),
+            groups: GroupStore::with_capacity((ROOT + capacity).div_ceil(4)),
             len: 0,
             entries: Arena::with_capacity(capacity),
             now: 0,

@@ -30,15 +30,19 @@
 //! | payload: deadline (8), value (8), tower index (4), height (1), padding (3) | 24 |
 //! | tower: forward pointers of levels `1..height`, 4 each, in a pool per height | 4 × (1/3) ≈ 1.33 expected |
 //!
-//! About 33.3 bytes per pending timer, plus the pools' and the arena's growth slack. A freed
-//! tower goes on a free list of its height and the next node of that height takes it, so
-//! the pools track the peak number of pending nodes of each height, not the timers started.
+//! About 33.3 bytes per pending timer, plus the pools' and the arena's growth slack (at most
+//! one partly used segment each: the arena and the pools grow by segments of 4096
+//! elements, [`SegmentedVec`](crate::segmented::SegmentedVec), so no `start` copies what
+//! they hold; `PoolStore` below names the pools' choice, `Vec<u32>` there for contiguous
+//! pools). A freed tower goes on a free list of its height and the next node of that
+//! height takes it, so the pools track the peak number of pending nodes of each height, not
+//! the timers started.
 //!
 //! # Costs (n pending timers)
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log n) expected: one search, then splice into `height` lanes (1.33 expected) |
+//! | `start` | O(log n) expected: one search, then splice into `height` lanes (1.33 expected); growth never copies |
 //! | `stop` | O(log n) expected: resolve the handle, search for the exact key, unlink |
 //! | `advance`, per fired timer | O(height), 1.33 expected: unlink the first node from the head |
 //! | `advance`, per tick | nothing: ticks are never visited |
@@ -52,6 +56,10 @@
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+
+/// Where a tower pool lives: segments that grow without copying. `Vec<u32>` here is one
+/// contiguous array per height; both have the methods used.
+type PoolStore = crate::segmented::SegmentedVec<u32>;
 
 /// The most lanes a node joins.
 ///
@@ -84,20 +92,21 @@ struct Node<V> {
 /// level `l >= 1` is link `l - 1` of its chunk. Chunks of stopped or fired nodes are threaded
 /// on `free[h]` through their first link, and reused before the pool grows.
 struct Towers {
-    pools: [Vec<u32>; MAX_HEIGHT + 1],
+    pools: [PoolStore; MAX_HEIGHT + 1],
     free: [u32; MAX_HEIGHT + 1],
 }
 
 impl Towers {
     fn new() -> Self {
         Towers {
-            pools: std::array::from_fn(|_| Vec::new()),
+            pools: std::array::from_fn(|_| PoolStore::new()),
             free: [NIL; MAX_HEIGHT + 1],
         }
     }
 
     /// Room for the towers of `capacity` nodes, assuming the expected share of each height
     /// plus four standard deviations (a binomial count `c` has deviation at most `sqrt(c)`).
+    /// For empty towers only: it replaces the pools.
     fn reserve(&mut self, capacity: usize) {
         for height in 2..=MAX_HEIGHT {
             let expected = expected_nodes_of_height(capacity as u128, height);
@@ -106,7 +115,8 @@ impl Towers {
             }
             let chunks = expected + 4 * expected.isqrt() + 1;
             let links = chunks.saturating_mul(height as u128 - 1);
-            self.pools[height].reserve(usize::try_from(links).unwrap_or(usize::MAX));
+            self.pools[height] =
+                PoolStore::with_capacity(usize::try_from(links).unwrap_or(usize::MAX));
         }
     }
 
@@ -345,7 +355,7 @@ impl<V> SkipListTimers<V> {
     /// Tower link slots allocated, owned and free: the memory the towers take beyond the
     /// nodes themselves.
     pub fn tower_links(&self) -> usize {
-        self.towers.pools.iter().map(Vec::len).sum()
+        self.towers.pools.iter().map(PoolStore::len).sum()
     }
 }
 
@@ -544,8 +554,13 @@ mod tests {
                 break id;
             }
         };
-        let pools =
-            |q: &SkipListTimers<u64>| q.towers.pools.iter().map(Vec::len).collect::<Vec<_>>();
+        let pools = |q: &SkipListTimers<u64>| {
+            q.towers
+                .pools
+                .iter()
+                .map(PoolStore::len)
+                .collect::<Vec<_>>()
+        };
         let grown = pools(&queue);
         let height = queue.nodes.get(id.index()).height as usize;
         let chunk = queue.nodes.get(id.index()).tower;

@@ -897,9 +897,13 @@ mod suite {
         }
         let per_timer = (live_bytes() - start - empty_bytes) as f64 / COUNT as f64;
         eprintln!("{name}: {per_timer:.2} bytes per pending timer (measured, {COUNT} timers)");
+        // Beyond the whole bytes of a budget, storage in segments (`impls/src/segmented.rs`)
+        // keeps at most 32 bytes of headers per 4096 elements (a pointer per full segment, a
+        // `Vec` header per spare one): under 0.01 bytes per timer per store.
+        const SEGMENT_HEADERS: f64 = 0.05;
         if let Some(budget) = crate::memory_budget(name) {
             assert!(
-                per_timer <= budget as f64,
+                per_timer <= budget as f64 + SEGMENT_HEADERS,
                 "{name}: {per_timer:.2} bytes per pending timer, budget {budget}"
             );
         }

@@ -19,7 +19,7 @@ use crate::implementations::{Implementation, implementations};
 use crate::runs::Run;
 use anyhow::anyhow;
 use std::collections::{BTreeMap, BTreeSet};
-use timerbench_results::{CLOCK_KINDS, CellRecord, KINDS, Status};
+use timerbench_results::{CLOCK_KINDS, CellRecord, FILE_FAMILY, FileWorkload, KINDS, Status};
 
 /// A workload parameter as the report shows it.
 #[derive(Debug, Clone)]
@@ -59,6 +59,9 @@ pub struct Workload {
     pub kinds: Vec<String>,
     /// The advance-like kind of its tables: the first of [`CLOCK_KINDS`] it has.
     pub clock_kind: Option<String>,
+    /// For a workload file (`timerbench run --file`): its metadata and shape, from the
+    /// first run whose `workloads.json` has it.
+    pub file: Option<FileWorkload>,
 }
 
 /// Everything the report shows.
@@ -98,10 +101,18 @@ impl Model {
             .cloned()
             .collect();
         order.extend(others);
-        let workloads = order
+        let mut workloads = order
             .iter()
             .map(|name| workload(name, &present[name], catalog))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        for workload in workloads.iter_mut().filter(|w| w.family == FILE_FAMILY) {
+            workload.models = Some("workload files given to `timerbench run --file`".into());
+            workload.file = runs
+                .iter()
+                .flat_map(|run| &run.files)
+                .find(|file| file.name == workload.name)
+                .cloned();
+        }
 
         Ok(Model {
             runs,
@@ -245,5 +256,6 @@ fn workload(name: &str, records: &[&CellRecord], catalog: &Catalog) -> anyhow::R
         generators,
         kinds,
         clock_kind,
+        file: None,
     })
 }

@@ -6,8 +6,8 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use timerbench_results::{
-    CellKey, CellRecord, Environment, FLOOR, RESULTS_FILE, RecordLine, is_floor, latest_by_cell,
-    read_run,
+    CellKey, CellRecord, Environment, FLOOR, FileWorkload, RESULTS_FILE, RecordLine, is_floor,
+    latest_by_cell, read_run, read_workload_files,
 };
 
 /// One results folder.
@@ -22,6 +22,8 @@ pub struct Run {
     pub environment: Option<Environment>,
     /// The latest record of each cell.
     pub records: BTreeMap<CellKey, CellRecord>,
+    /// The run's workload files (`workloads.json`), when it had any.
+    pub files: Vec<FileWorkload>,
 }
 
 impl Run {
@@ -134,6 +136,7 @@ pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
             })?;
         }
     }
+    let files_of_run = read_workload_files(folder)?;
     let name = folder
         .canonicalize()
         .ok()
@@ -145,6 +148,7 @@ pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
         name,
         environment: files.environment,
         records: latest_by_cell(files.records.into_iter().map(|line| line.record)),
+        files: files_of_run,
     })
 }
 

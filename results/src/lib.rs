@@ -7,14 +7,16 @@
 //! - `results.jsonl`: one [`CellRecord`] per line, appended as each cell finishes;
 //! - `environment.json`: the [`Environment`] of the run;
 //! - `summary.csv`: one row per cell ([`SummaryRow`]), for spreadsheets;
-//! - `report.html`: the report, written by the report crate.
+//! - `report.html`: the report, written by the report crate;
+//! - `workloads.json`: the run's workload files ([`workloads`]), when it had any.
 //!
 //! The pieces:
 //!
 //! - [`schema`]: the record types, as this build writes them ([`SCHEMA_VERSION`]);
 //! - [`version`]: the versions this build reads, checked before anything else;
 //! - [`folder`]: reading and writing the folder's files, and finding the newest run;
-//! - [`summary`]: one flat row per cell in `summary.csv`.
+//! - [`summary`]: one flat row per cell in `summary.csv`;
+//! - [`workloads`]: the workload files of a run, their metadata and shape.
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
@@ -24,6 +26,7 @@ pub mod folder;
 pub mod schema;
 pub mod summary;
 pub mod version;
+pub mod workloads;
 
 pub use folder::{
     Appender, ENVIRONMENT_FILE, REPORT_FILE, RESULTS_FILE, RecordLine, RunFiles, SUMMARY_FILE,
@@ -32,3 +35,6 @@ pub use folder::{
 };
 pub use schema::*;
 pub use summary::{SummaryRow, write_summary};
+pub use workloads::{
+    FILE_FAMILY, FileWorkload, WORKLOADS_FILE, read_workload_files, write_workload_files,
+};

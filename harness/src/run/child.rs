@@ -3,7 +3,6 @@
 //! happens to it turned into a record (a crash, a kill or the time limit are results too).
 
 use super::cache::Prepared;
-use super::case_id;
 use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, spread};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -132,7 +131,7 @@ fn spec_of(
         params: cell.case.spec.params.iter().cloned().collect(),
         ops: cell.case.spec.ops,
         seed: cell.case.spec.seed,
-        generator: case_id(&cell.case),
+        generator: cell.generator.clone(),
         workload_path: workload.path.clone(),
         reference: workload.reference.clone(),
         precision: cell.declared.precision.clone(),
@@ -300,6 +299,7 @@ mod tests {
                     params: Vec::new(),
                 },
             },
+            generator: "timerbench gen hold --timers 2".into(),
             variant,
             declared,
             skip: None,

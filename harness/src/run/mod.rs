@@ -4,7 +4,8 @@
 //!
 //! The steps:
 //!
-//! 1. Check every flag and name, and plan the cells, before anything runs.
+//! 1. Check every flag and name, read and check every workload file (`--file`,
+//!    [`files`]), and plan the cells, before anything runs or is created.
 //! 2. Generate the workloads the cells need, in parallel (rayon), each checked by the
 //!    reference model; cache them by their generator command beside the results folder, so
 //!    a later run reuses them.
@@ -14,6 +15,10 @@
 //!    abort, a kill (out of memory) or the time limit marks the cell failed with its reason,
 //!    and the run goes on.
 //! 4. Write `summary.csv` and the HTML report (`report.html`) from all the records.
+//!
+//! A workload file is a workload like the suite's: its cells are planned, grouped and
+//! measured the same way; only where it comes from differs (read and hashed instead of
+//! generated, its shape written to the folder's `workloads.json`).
 //!
 //! `--resume DIR` skips the cells `DIR/results.jsonl` already holds, so an interrupted run
 //! loses nothing it finished.
@@ -25,6 +30,7 @@
 
 mod cache;
 mod child;
+mod files;
 mod group;
 mod progress;
 mod resume;
@@ -49,9 +55,15 @@ use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 #[derive(clap::Args, Clone)]
 pub struct Args {
     /// The suite: `smoke` (every family at about 10k timers, under a minute), `default`
-    /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied).
-    #[arg(long, default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(LEVELS))]
-    suite: String,
+    /// (1k, 100k and 1M timers), or `full` (adds 10M where it is studied). Default:
+    /// `default`, or none with --file (give --suite or --workload to add suite workloads).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(LEVELS))]
+    suite: Option<String>,
+    /// Also measure this workload file (repeatable): verified, timed, latency and memory
+    /// like a suite workload, named by its @name (else its file stem), its size its peak
+    /// of pending timers. With --file alone the run holds only the files.
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<PathBuf>,
     #[command(flatten)]
     selection: Selection,
     /// Only this suite workload (repeatable; default: all; see `timerbench list`).
@@ -100,9 +112,11 @@ pub struct Args {
     inject_panic: Option<String>,
 }
 
-/// One planned cell: its case (what to generate) and its implementation variant.
+/// One planned cell: its case (what to generate, or a file) and its implementation variant.
 struct Cell {
     case: Case,
+    /// What its records say regenerates the workload.
+    generator: String,
     variant: Variant,
     declared: Declared,
     /// Why the cell is not run, when the suite chose a size above the implementation's
@@ -156,7 +170,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None => args,
     };
     let suite = SuiteFile::standard();
-    let cells = plan(args, &suite)?;
+    // Every file is read and checked before anything is created.
+    let inputs = files::read_all(&args.files)?;
+    let cells = plan(args, &suite, &inputs)?;
     let folder = match (&args.resume, &args.out) {
         // Checked by `resume::settings_of`.
         (Some(folder), _) => folder.clone(),
@@ -165,10 +181,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create the results folder {}", folder.display()))?;
-    let done: BTreeSet<CellKey> = recorded_so_far(&folder)?
-        .into_iter()
-        .map(|r| r.key)
-        .collect();
+    let recorded = recorded_so_far(&folder)?;
+    if args.resume.is_some() {
+        files::check_recorded(&inputs, &recorded, &folder)?;
+    }
+    let done: BTreeSet<CellKey> = recorded.into_iter().map(|r| r.key).collect();
     if args.resume.is_none() {
         if !done.is_empty() {
             bail!(
@@ -183,20 +200,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             min_sample_ms: args.min_sample_ms,
             max_processes: args.max_processes.max(args.processes),
         };
-        let environment = environment::capture(&args.suite, sampling, args.timeout);
+        let environment = environment::capture(&suite_word(args), sampling, args.timeout);
         write_environment(&folder, &environment)?;
     }
+    files::record(&inputs, &folder)?;
     let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
     println!(
-        "timerbench run --suite {}: {} cells ({} already done), results in {}",
-        args.suite,
+        "timerbench run --suite {}{}: {} cells ({} already done), results in {}",
+        suite_word(args),
+        match inputs.len() {
+            0 => String::new(),
+            1 => " and 1 file".to_string(),
+            n => format!(" and {n} files"),
+        },
         cells.len(),
         cells.len() - todo.len(),
         folder.display()
     );
 
-    let cases: Vec<&Case> = todo.iter().map(|cell| &cell.case).collect();
-    let prepared = cache::prepare_workloads(&cases, &cache::folder_beside(&folder))?;
+    let cases: Vec<&Case> = todo
+        .iter()
+        .map(|cell| &cell.case)
+        .filter(|case| !is_file(case))
+        .collect();
+    let cache_folder = cache::folder_beside(&folder);
+    let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
+    prepared.extend(files::prepare(&inputs, &cache_folder)?);
 
     let mut results = Appender::open(&folder)?;
     let progress = progress::Progress::new(todo.len() as u64);
@@ -254,8 +283,29 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The cells of the selected suite, checked against every filter.
-fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
+/// The suite level of the run: `--suite`, else `default`, or `none` for a run of files
+/// only.
+fn suite_word(args: &Args) -> String {
+    match &args.suite {
+        Some(level) => level.clone(),
+        None if with_suite(args) => "default".to_string(),
+        None => "none".to_string(),
+    }
+}
+
+/// Whether the run holds suite workloads: always without --file; with it, only when
+/// --suite or --workload asks for them.
+fn with_suite(args: &Args) -> bool {
+    args.files.is_empty() || args.suite.is_some() || !args.workloads.is_empty()
+}
+
+/// Whether `case` is a workload file's.
+fn is_file(case: &Case) -> bool {
+    case.family == timerbench_results::FILE_FAMILY
+}
+
+/// The cells of the selected suite and of the files, checked against every filter.
+fn plan(args: &Args, suite: &SuiteFile, inputs: &[files::FileInput]) -> anyhow::Result<Vec<Cell>> {
     let known: BTreeSet<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
     for name in &args.workloads {
         if !known.contains(name.as_str()) {
@@ -265,8 +315,28 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
             );
         }
     }
-    let mut cases = suite.cases(&args.suite).map_err(|e| anyhow!(e))?;
+    if !with_suite(args) && !args.timers.is_empty() {
+        bail!(
+            "--timers does not apply to --file: a file's size is its own (its peak of \
+             pending timers); give --suite or --workload to run suite workloads at that size"
+        );
+    }
+    let mut cases = if with_suite(args) {
+        suite.cases(&suite_word(args)).map_err(|e| anyhow!(e))?
+    } else {
+        Vec::new()
+    };
     cases.retain(|c| args.workloads.is_empty() || args.workloads.contains(&c.workload));
+    for input in inputs {
+        if cases.iter().any(|c| c.workload == input.workload.name) {
+            bail!(
+                "--file {}: its workload name `{}` is a suite workload's in this run: give \
+                 the file another @name",
+                input.workload.path,
+                input.workload.name
+            );
+        }
+    }
     if !args.timers.is_empty() {
         // Replace each selected workload's sizes by the ones asked for.
         let mut resized = Vec::new();
@@ -293,26 +363,13 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
             (variant, declared)
         })
         .collect();
-    if let Some(target) = &args.inject_panic {
-        let exists = cases.iter().any(|c| {
-            variants.iter().any(|(variant, _)| {
-                cell_name(&CellKey {
-                    workload: c.workload.clone(),
-                    timers: c.spec.timers,
-                    implementation: variant.label().to_string(),
-                }) == *target
-            })
-        });
-        if !exists {
-            bail!("--inject-panic {target}: no such cell in this run");
-        }
-    }
     let sizes_given = !args.timers.is_empty();
-    Ok(cases
+    let mut cells: Vec<Cell> = cases
         .iter()
         .flat_map(|case| {
             variants.iter().map(move |(variant, declared)| Cell {
                 case: case.clone(),
+                generator: case_id(case),
                 variant: variant.clone(),
                 declared: declared.clone(),
                 skip: if sizes_given {
@@ -322,7 +379,25 @@ fn plan(args: &Args, suite: &SuiteFile) -> anyhow::Result<Vec<Cell>> {
                 },
             })
         })
-        .collect())
+        .collect();
+    for input in inputs {
+        let case = input.case();
+        for (variant, declared) in &variants {
+            cells.push(Cell {
+                case: case.clone(),
+                generator: input.generator(),
+                variant: variant.clone(),
+                declared: declared.clone(),
+                skip: files::above_limit(variant, &input.workload, args.selection.named(variant)),
+            });
+        }
+    }
+    if let Some(target) = &args.inject_panic
+        && !cells.iter().any(|cell| cell_name(&cell.key()) == *target)
+    {
+        bail!("--inject-panic {target}: no such cell in this run");
+    }
+    Ok(cells)
 }
 
 /// Why `variant` is not run at `timers` when a suite chose the size: the size is above
@@ -352,8 +427,12 @@ fn cell_name(key: &CellKey) -> String {
     format!("{}/{}/{}", key.workload, key.timers, key.implementation)
 }
 
-/// The generator command of a case: its identity in the cache.
+/// The generator command of a case: its identity in the cache; for a file, its hash.
 fn case_id(case: &Case) -> String {
+    if is_file(case) {
+        let sha256 = case.spec.params.iter().find(|(k, _)| k == "sha256");
+        return files::id(sha256.map_or("", |(_, v)| v.as_str()));
+    }
     command_line(&case.family, &case.spec)
 }
 

@@ -1,10 +1,12 @@
 //! `--resume DIR`: the run in DIR continued with the settings it was started with.
 //!
 //! The folder records its command (`environment.json`, `command`). Resuming reads the
-//! suite, sizes, filters, implementations and sampling from it, so that `timerbench run
-//! --resume DIR` alone continues exactly that run; a flag given beside `--resume` must
-//! agree with the recorded one, or it is one clear error before anything runs (a run of
-//! another suite into the same folder would mix two plans).
+//! suite, files, sizes, filters, implementations and sampling from it, so that
+//! `timerbench run --resume DIR` alone continues exactly that run; a flag given beside
+//! `--resume` must agree with the recorded one, or it is one clear error before anything
+//! runs (a run of another suite into the same folder would mix two plans). The files are
+//! read again from their recorded paths, and one whose hash is not the one DIR's records
+//! hold is refused (`files::check_recorded`).
 
 use super::Args;
 use anyhow::{Context, anyhow, bail};
@@ -52,6 +54,7 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         })?;
     let agreements = [
         ("--suite", given.suite == recorded.suite),
+        ("--file", given.files == recorded.files),
         ("--workload", given.workloads == recorded.workloads),
         ("--timers", given.timers == recorded.timers),
         ("--impl", given.selection == recorded.selection),

@@ -9,6 +9,7 @@
 mod charts;
 mod comparison;
 mod environment;
+mod file_workload;
 mod format;
 mod implementations;
 mod lateness;

@@ -1,4 +1,5 @@
-//! The workloads: per workload what it models, its parameters, how to regenerate it, the
+//! The workloads: per workload what it models, its parameters, how to regenerate it (for
+//! a workload file, its metadata and shape instead, [`super::file_workload`]), the
 //! table of every cell (speed, the spread between its processes and within one, ratio to
 //! the best, tail latency of the clock-moving operation and the p99.99 and max of every
 //! operation kind, memory; with several runs, each run's columns and the ratios between
@@ -9,7 +10,7 @@ use super::format::{
     self, decimals_for, ns_number, ratio, ratio_class, short_reason, spread_percent, status_badge,
     workload_anchor,
 };
-use super::{Context, charts, load};
+use super::{Context, charts, file_workload, load};
 use crate::charts::{Chart, nanoseconds_label};
 use crate::figures::{
     bytes_per_timer, latency, measured_under_load, ns_per_op, process_spread, thousands,
@@ -43,9 +44,14 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
     for workload in &model.workloads {
         let charts = charts::workload_charts(context, workload, drawn)
             .with_context(|| format!("the section of workload {}", workload.name))?;
+        let described = match &workload.file {
+            Some(file) => file_workload::description(workload, file, drawn)
+                .with_context(|| format!("the shape of workload file {}", workload.name))?,
+            None => description(workload),
+        };
         workloads.push(html! {
             section.workload id=(workload_anchor(&workload.name)) {
-                (description(workload))
+                (described)
                 (table(context, workload))
                 (charts)
             }
