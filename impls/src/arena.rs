@@ -15,17 +15,18 @@
 //! payload's alignment, with no separate tag and no `unsafe`: 16 bytes for a `u64` payload,
 //! 32 for a wheel entry of deadline, value and two `u32`s. `tests` below pins these sizes.
 //!
-//! The slots live in a [`SegmentedVec`](crate::segmented::SegmentedVec): segments of 4096
-//! slots, each allocated once and never moved, slot `i` being slot `i & 4095` of segment
-//! `i >> 12`. Growing allocates one segment and copies nothing, where a doubling `Vec`
-//! copied every slot (32 MB in one `insert` at a million 32-byte slots). `SlotStore` names
-//! the choice: set it to `Vec<Slot<T>>` for one contiguous `Vec`.
+//! The slots live in [`segmented::Storage`](crate::segmented::Storage): one contiguous `Vec`
+//! by default, which copies every slot when it doubles (32 MB in one `insert` at a million
+//! 32-byte slots, about a millisecond); with the feature `segmented-storage`, segments of
+//! 4096 slots that are never moved, so growing copies nothing, at a throughput cost
+//! (`segmented.rs` has both measured). The suite's cells build every queue with the
+//! workload's peak as its capacity, so they never grow.
 //!
 //! # Costs
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `insert` | O(1) worst case: pop the free list, or push, which writes one slot and at worst allocates one uninitialised segment; only a segment allocated short (the first, or the last `with_capacity` sized) is ever copied, fewer than 4096 slots in all as it doubles to full size |
+//! | `insert` | O(1): pop the free list, or push; amortised on a `Vec` (a doubling copies every slot), worst case with `segmented-storage` (at worst one segment allocated, nothing copied) |
 //! | `remove` | O(1): push the slot on the free list |
 //! | `resolve` a handle | O(1): one bounds check and one generation compare |
 //!
@@ -34,10 +35,8 @@
 use crate::contract::TimerId;
 use std::num::NonZeroU32;
 
-/// Where the slots live. `SegmentedVec` grows without copying; `Vec<Slot<T>>` here instead
-/// gives one contiguous `Vec` (no segment lookup per access, a copy of every slot per
-/// doubling). Both offer the same methods, so this line is the whole switch.
-type SlotStore<T> = crate::segmented::SegmentedVec<Slot<T>>;
+/// Where the slots live: a `Vec`, or segments with `segmented-storage`.
+type SlotStore<T> = crate::segmented::Storage<Slot<T>>;
 
 /// The "no slot" value of every `u32` link.
 pub const NIL: u32 = u32::MAX;

@@ -60,7 +60,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log n) sift-up; O(1) on average for random deadlines; growth never copies (the heap and the arena grow by segments of 4096, `segmented::SegmentedVec`; `HeapStore` below is the switch to one `Vec`) |
+//! | `start` | O(log n) sift-up; O(1) on average for random deadlines; plus a copy of the heap and the arena when they double (`Vec`s by default, segments that never copy with the feature `segmented-storage`) |
 //! | `stop` | O(1) to free the value; every P-th stop runs a purge, O(n): O(n / P) amortised |
 //! | `restart` | `stop` then `start` |
 //! | `advance`, per fired timer | O(log n): pop the root |
@@ -90,9 +90,8 @@ use crate::binary_sift;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::{Parameter, Parameters, Release};
 
-/// Where the heap lives: segments that grow without copying. `Vec<Queued>` here is one
-/// contiguous array; both have the methods used.
-type HeapStore = crate::segmented::SegmentedVec<Queued>;
+/// Where the heap lives: a `Vec`, or segments with `segmented-storage`.
+type HeapStore = crate::segmented::Storage<Queued>;
 
 /// Kafka's default purge interval (`*.purgatory.purge.interval.requests`).
 pub const DEFAULT_PURGE_INTERVAL: u64 = 1_000;

@@ -45,11 +45,13 @@
 //! slack. 2^14 would quarter the allocations but make the first segment's doublings copy
 //! up to 8192 elements and leave up to a megabyte of slack per store.
 //!
-//! # Where it is used, and the switch back to one `Vec`
+//! # Where it is used, and the switch
 //!
-//! Each store is named by a type alias in its file; setting the alias to a `Vec` of the
-//! same element type gives one contiguous array (no segment lookup per access, a copy
-//! of everything held per doubling), and nothing else needs to change:
+//! Each per-timer array is a [`Storage`]: a `Vec` by default (one contiguous array, no
+//! segment lookup per access, a copy of everything held per doubling), [`SegmentedVec`]
+//! with this crate's feature `segmented-storage` (`cargo bench --features
+//! timerbench-impls/segmented-storage`). Both offer the methods used, so nothing else
+//! changes:
 //!
 //! | file | alias | elements |
 //! | --- | --- | --- |
@@ -73,15 +75,48 @@
 //! | index, `get` | O(1): `full[i >> SHIFT][i & MASK]` below `tail_start`, else `tail[i - tail_start]`; one bounds check |
 //! | `swap` | O(1) |
 //!
-//! # Throughput
+//! # Throughput, and why the default is a `Vec`
 //!
-//! Measured roughly on a loaded machine (2026-11-24, `cargo bench`, one or two interleaved
-//! runs each, to be confirmed): segmented heap arrays made `binary-heap` and `quad-heap`
-//! about 1.7 times slower on `start_stop/1M` and 1.3 to 1.6 times on
-//! `hold/exponential/1M`; the arena alone in segments cost about 5-25% there; the wheels
-//! and `skiplist` moved by 0-27%. The aliases above are the switch.
+//! One run on this project's 2-core VM, quiet (load 1.0, 2026-11-24), `cargo bench --
+//! 'start_stop/1M|hold/exponential/1M'` over the seven original structures, in three
+//! builds interleaved twice (medians of the two, ms per bench iteration): `before` (one
+//! `Vec` for everything, commit eb86120), `arena` (the arena in segments, heaps and pools in
+//! `Vec`s), `all` (everything in segments). Ratios are to `before`.
+//!
+//! | bench | before | arena | all |
+//! | --- | --- | --- | --- |
+//! | start_stop/1M binary-heap | 38.3 | 1.39 | 1.68 |
+//! | start_stop/1M quad-heap | 33.8 | 1.16 | 1.88 |
+//! | start_stop/1M skiplist | 56.0 | 1.36 | 1.26 |
+//! | start_stop/1M hashed-wheel | 16.7 | 0.95 | 0.97 |
+//! | start_stop/1M hierarchical-wheel | 15.8 | 1.08 | 1.07 |
+//! | start_stop/1M kafka-wheel | 18.7 | 1.10 | 1.09 |
+//! | start_stop/1M btree | 41.5 | 0.98 | 0.90 |
+//! | hold/exponential/1M binary-heap | 352.8 | 1.13 | 1.43 |
+//! | hold/exponential/1M quad-heap | 376.5 | 1.15 | 1.21 |
+//! | hold/exponential/1M others | | 1.02 to 1.12 | 0.99 to 1.17 |
+//!
+//! Every access pays one more dependent load (the segment's pointer) and a bounds check,
+//! and a heap's sift makes two accesses per level. Against that, `cargo bench --bench
+//! growth` (same session): growing from capacity 0 to a million timers, the slowest
+//! `start` was 1.2 to 2.3 ms with `Vec`s (`btree` 1.2 ms too, its nodes are std's) and 43 to
+//! 93 us in segments, the same as a queue built presized (the machine's own interruptions);
+//! p99.99 is below 1.4 us either way for all but `btree` and `skiplist`. The throughput
+//! cost is far beyond noise for the heaps and `skiplist`, so the default stays a `Vec`, and
+//! the suite's cells build every queue presized, so they never grow.
 
 use std::ops::{Index, IndexMut};
+
+/// The store of every per-timer array in the table above: one contiguous `Vec` by default,
+/// [`SegmentedVec`] with the crate feature `segmented-storage`. The default is the one with
+/// the better throughput (see "Throughput" above); the feature removes the stall of growth.
+#[cfg(not(feature = "segmented-storage"))]
+pub type Storage<T> = Vec<T>;
+
+/// The store of every per-timer array in the table above: [`SegmentedVec`], because the
+/// crate feature `segmented-storage` is on (see "Throughput" above).
+#[cfg(feature = "segmented-storage")]
+pub type Storage<T> = SegmentedVec<T>;
 
 /// `log2` of [`SEGMENT`]: the segment of element `i` is `i >> SHIFT`.
 pub const SHIFT: u32 = 12;

@@ -31,10 +31,9 @@
 //! | tower: forward pointers of levels `1..height`, 4 each, in a pool per height | 4 × (1/3) ≈ 1.33 expected |
 //!
 //! About 33.3 bytes per pending timer, plus the pools' and the arena's growth slack (at most
-//! one partly used segment each: the arena and the pools grow by segments of 4096
-//! elements, [`SegmentedVec`](crate::segmented::SegmentedVec), so no `start` copies what
-//! they hold; `PoolStore` below names the pools' choice, `Vec<u32>` there for contiguous
-//! pools). A freed tower goes on a free list of its height and the next node of that
+//! what a `Vec` keeps beyond its length: the arena and the pools are
+//! [`segmented::Storage`](crate::segmented::Storage), a `Vec` each by default and segments
+//! that never copy with the feature `segmented-storage`). A freed tower goes on a free list of its height and the next node of that
 //! height takes it, so the pools track the peak number of pending nodes of each height, not
 //! the timers started.
 //!
@@ -42,7 +41,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(log n) expected: one search, then splice into `height` lanes (1.33 expected); growth never copies |
+//! | `start` | O(log n) expected: one search, then splice into `height` lanes (1.33 expected); plus a copy of a pool or the arena when it doubles |
 //! | `stop` | O(log n) expected: resolve the handle, search for the exact key, unlink |
 //! | `advance`, per fired timer | O(height), 1.33 expected: unlink the first node from the head |
 //! | `advance`, per tick | nothing: ticks are never visited |
@@ -57,9 +56,8 @@
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 
-/// Where a tower pool lives: segments that grow without copying. `Vec<u32>` here is one
-/// contiguous array per height; both have the methods used.
-type PoolStore = crate::segmented::SegmentedVec<u32>;
+/// Where a tower pool lives: a `Vec`, or segments with `segmented-storage`.
+type PoolStore = crate::segmented::Storage<u32>;
 
 /// The most lanes a node joins.
 ///
