@@ -178,8 +178,9 @@ pub trait Family: Sync {
 /// Bumped whenever a change to any family changes what it generates for a given spec, or
 /// a change of the reference model changes a workload's outcome, so that caches of
 /// generated workloads and their reference summaries, keyed by the generator command, are
-/// invalidated. Revision 2: `t N` logs each firing at the tick that fired it.
-pub const GENERATORS_REVISION: u32 = 2;
+/// invalidated. Revision 2: `t N` logs each firing at the tick that fired it. Revision 3:
+/// the digest is of the whole log sorted by `(NOW, DEADLINE, ID)`, also across operations.
+pub const GENERATORS_REVISION: u32 = 3;
 
 /// Every family, in `timerbench list` order.
 pub const FAMILIES: &[&dyn Family] = &[
