@@ -319,11 +319,25 @@ impl<V> IncrementalWheel<V> {
             // `passed < to_go`: the clock is still before the next slot, or it would have
             // been processed. So the share is at most `left`.
             let share = (left * passed).div_ceil(to_go) as u64;
+            if share == 0 {
+                continue;
+            }
+            // The first `share` entries are cut off the slot's list in one step rather than
+            // unlinked one by one (which would write each successor's `prev`).
+            let mut index = self.heads[home];
             for _ in 0..share {
-                let index = self.heads[home];
-                self.unlink(index);
+                let next = self.entries.link(index);
                 self.file_staged(level, index);
                 self.work += 1;
+                index = next;
+            }
+            self.heads[home] = index;
+            self.counts[home] -= share as u32;
+            if index == NIL {
+                self.bits[bank] &= !(1 << next);
+                self.refresh_level(level);
+            } else {
+                arena_list::Linked::set_prev(self.entries.get_mut(index), NIL);
             }
         }
     }
