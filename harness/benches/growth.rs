@@ -22,6 +22,9 @@
 //! bench target the same arguments, criterion's flags included, which this ignores.
 //! `--timers N` and `--rounds R` are its own flags; `--list` lists the names.
 
+#[path = "support/filter.rs"]
+mod filter;
+
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -98,84 +101,35 @@ impl QueueVisitor for Fill<'_> {
     }
 }
 
-/// The command line: criterion's flags (and cargo's `--bench`) are skipped.
+/// The command line: the shared filter, and this bench's own `--timers` and `--rounds`.
 struct Options {
-    filter: Option<regex::Regex>,
-    exact: Option<String>,
+    filter: filter::Filter,
     timers: usize,
     rounds: usize,
-    list: bool,
 }
 
 impl Options {
     fn from_args() -> Self {
-        // Options of criterion's command line that take a value.
-        const WITH_VALUE: &[&str] = &[
-            "--color",
-            "-c",
-            "--save-baseline",
-            "-s",
-            "--baseline",
-            "-b",
-            "--baseline-lenient",
-            "--load-baseline",
-            "--sample-size",
-            "--warm-up-time",
-            "--measurement-time",
-            "--nresamples",
-            "--noise-threshold",
-            "--confidence-level",
-            "--significance-level",
-            "--profile-time",
-            "--plotting-backend",
-            "--output-format",
-            "--format",
-        ];
+        const OWN: &[&str] = &["--timers", "--rounds"];
         let mut options = Options {
-            filter: None,
-            exact: None,
+            filter: filter::Filter::from_args(OWN),
             timers: 1_000_000,
             rounds: 3,
-            list: false,
         };
-        let mut free = None;
-        let mut exact = false;
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            let mut number = |flag: &str| -> usize {
-                let value = args.next().unwrap_or_default();
-                value
-                    .replace('_', "")
-                    .parse()
-                    .unwrap_or_else(|_| panic!("{flag} takes a whole number, got `{value}`"))
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        for pair in args.windows(2) {
+            let number = || -> usize {
+                pair[1].replace('_', "").parse().unwrap_or_else(|_| {
+                    panic!("{} takes a whole number, got `{}`", pair[0], pair[1])
+                })
             };
-            match arg.as_str() {
-                "--timers" => options.timers = number("--timers"),
-                "--rounds" => options.rounds = number("--rounds").max(1),
-                "--list" => options.list = true,
-                "--exact" => exact = true,
-                flag if WITH_VALUE.contains(&flag) => {
-                    args.next();
-                }
-                flag if flag.starts_with('-') => {}
-                _ if free.is_none() => free = Some(arg),
+            match pair[0].as_str() {
+                "--timers" => options.timers = number(),
+                "--rounds" => options.rounds = number().max(1),
                 _ => {}
             }
         }
-        if exact {
-            options.exact = free;
-        } else {
-            options.filter = free.map(|f| regex::Regex::new(&f).expect("the filter is a regex"));
-        }
         options
-    }
-
-    fn matches(&self, name: &str) -> bool {
-        match (&self.filter, &self.exact) {
-            (Some(filter), _) => filter.is_match(name),
-            (None, Some(exact)) => name == exact,
-            (None, None) => true,
-        }
     }
 }
 
@@ -203,9 +157,9 @@ fn main() {
             let implementation = registry::find(name).expect("a registered structure");
             (format!("growth/{size}/{name}"), Variant::of(implementation))
         })
-        .filter(|(name, _)| options.matches(name))
+        .filter(|(name, _)| options.filter.matches(name))
         .collect();
-    if options.list {
+    if options.filter.list {
         for (name, _) in &chosen {
             println!("{name}: benchmark");
         }

@@ -47,6 +47,9 @@
 //! verified, only replayed. Its figure is the cheapest possible start/stop on this machine,
 //! and every other figure of the group reads as a multiple of it.
 
+#[path = "support/filter.rs"]
+mod filter;
+
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement::WallTime};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -253,70 +256,6 @@ impl QueueVisitor for BenchOne<'_, '_> {
     }
 }
 
-/// The command line's filter, as criterion reads it: the first free argument (a regex,
-/// or an exact id with `--exact`), and whether this is `--list`.
-struct Filter {
-    pattern: Option<regex::Regex>,
-    exact: Option<String>,
-    list: bool,
-}
-
-impl Filter {
-    fn from_args() -> Self {
-        // Options of criterion's command line that take a value.
-        const WITH_VALUE: &[&str] = &[
-            "--color",
-            "-c",
-            "--save-baseline",
-            "-s",
-            "--baseline",
-            "-b",
-            "--baseline-lenient",
-            "--load-baseline",
-            "--sample-size",
-            "--warm-up-time",
-            "--measurement-time",
-            "--nresamples",
-            "--noise-threshold",
-            "--confidence-level",
-            "--significance-level",
-            "--profile-time",
-            "--plotting-backend",
-            "--output-format",
-            "--format",
-        ];
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let mut free = None;
-        let mut skip = false;
-        for arg in &args {
-            if skip {
-                skip = false;
-            } else if WITH_VALUE.contains(&arg.as_str()) {
-                skip = true;
-            } else if !arg.starts_with('-') && free.is_none() {
-                free = Some(arg.clone());
-            }
-        }
-        let exact = args.iter().any(|a| a == "--exact");
-        Filter {
-            pattern: free
-                .as_deref()
-                .filter(|_| !exact)
-                .map(|f| regex::Regex::new(f).expect("the filter is a regex")),
-            exact: free.filter(|_| exact),
-            list: args.iter().any(|a| a == "--list"),
-        }
-    }
-
-    fn matches(&self, id: &str) -> bool {
-        match (&self.pattern, &self.exact) {
-            (Some(pattern), _) => pattern.is_match(id),
-            (None, Some(exact)) => id == exact,
-            (None, None) => true,
-        }
-    }
-}
-
 /// The variants to bench: every registered implementation and peer with its defaults, or
 /// those `TIMERBENCH_IMPLS` names, separated by spaces
 /// (`TIMERBENCH_IMPLS="hashed-wheel:slots=4096 hashed-wheel:slots=65536" cargo bench`).
@@ -349,7 +288,7 @@ fn main() {
     // carry an embedded font), and criterion's own charts share that plotters: without a
     // registered font they panic (`FontUnavailable`) when they draw the HTML report.
     timerbench_report::register_fonts().expect("the embedded DejaVu fonts load");
-    let filter = Filter::from_args();
+    let filter = filter::Filter::from_args(&[]);
     let variants = variants_from_environment();
     let mut criterion = Criterion::default().configure_from_args();
     for case in cases() {
