@@ -70,15 +70,48 @@ pub const LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
 const DUE: u32 = (LEVELS * SLOTS) as u32;
 
 /// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
-/// named by `home`.
-struct Entry<V> {
-    deadline: Tick,
-    value: V,
+/// named by `home`. `incremental-wheel` keeps the same entries.
+pub(crate) struct Entry<V> {
+    pub(crate) deadline: Tick,
+    pub(crate) value: V,
     prev: u32,
-    home: u32,
+    pub(crate) home: u32,
 }
 
 crate::impl_linked!(Entry);
+
+impl<V> Entry<V> {
+    /// A timer not yet on any list.
+    #[inline]
+    pub(crate) fn new(deadline: Tick, value: V) -> Self {
+        Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home: NIL,
+        }
+    }
+}
+
+/// Frees every entry of the detached list starting at `index` and reports each to
+/// `on_fire`, in list order, counting one unit of `work` per entry. Shared with
+/// `incremental-wheel`.
+#[inline]
+pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
+    entries: &mut Arena<Entry<V>>,
+    mut index: u32,
+    work: &mut u64,
+    on_fire: &mut F,
+) {
+    while index != NIL {
+        let next = entries.link(index);
+        let id = entries.id(index);
+        let (_, entry) = entries.remove(index);
+        *work += 1;
+        on_fire(id, entry.value, entry.deadline);
+        index = next;
+    }
+}
 
 /// The hierarchical timing wheel. See the module documentation.
 ///
@@ -223,22 +256,10 @@ impl<V> HierarchicalWheel<V> {
         arena_list::take(&mut self.heads[level * SLOTS + slot])
     }
 
-    /// Frees the live entry `index` and reports it to `on_fire`.
-    #[inline]
-    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
-        let id = self.entries.id(index);
-        let (_, entry) = self.entries.remove(index);
-        self.work += 1;
-        on_fire(id, entry.value, entry.deadline);
-    }
-
     /// Fires every entry of a detached list, in list order.
-    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, mut index: u32, on_fire: &mut F) {
-        while index != NIL {
-            let next = self.entries.link(index);
-            self.fire(index, on_fire);
-            index = next;
-        }
+    #[inline]
+    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
+        fire_list(&mut self.entries, index, &mut self.work, on_fire);
     }
 
     /// Re-files every entry of a detached list relative to the current clock.
@@ -272,12 +293,7 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let entry = Entry {
-            deadline,
-            value,
-            prev: NIL,
-            home: NIL,
-        };
+        let entry = Entry::new(deadline, value);
         let id = self.entries.insert(NIL, entry);
         self.work += 1;
         if deadline <= self.now {
@@ -303,12 +319,7 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
         };
         self.unlink(index);
         self.work += 1;
-        let entry = Entry {
-            deadline,
-            value,
-            prev: NIL,
-            home: NIL,
-        };
+        let entry = Entry::new(deadline, value);
         let (id, old) = self.entries.reissue(index, entry);
         if deadline <= self.now {
             self.file_due(index);

@@ -28,7 +28,7 @@
 //! `home` names a bank and a slot, never an owner, so a swap relabels banks and touches no
 //! entry.
 //!
-//! # One timer entry
+//! # One timer entry (`hierarchical-wheel`'s, shared)
 //!
 //! | where | bytes (`u64` value) |
 //! | --- | --- |
@@ -81,7 +81,7 @@ use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
-use crate::hierarchical_wheel::{LEVELS, SLOTS, level_for, slot_for, slot_start};
+use crate::hierarchical_wheel::{Entry, LEVELS, SLOTS, fire_list, level_for, slot_for, slot_start};
 
 /// Banks of 64 slots: the main wheel's one per level, and stage `L`'s one per level below
 /// `L`, for `L` in `1..LEVELS`.
@@ -92,17 +92,6 @@ const MAIN: usize = 0;
 const DUE: u32 = (BANKS * SLOTS) as u32;
 /// In `bank_of`: stage `L` has no bank at level `L` or above.
 const NO_BANK: u8 = u8::MAX;
-
-/// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
-/// named by `home`.
-struct Entry<V> {
-    deadline: Tick,
-    value: V,
-    prev: u32,
-    home: u32,
-}
-
-crate::impl_linked!(Entry);
 
 /// The hierarchical wheel with incremental cascading. See the module documentation.
 ///
@@ -342,22 +331,10 @@ impl<V> IncrementalWheel<V> {
         }
     }
 
-    /// Frees the live entry `index` and reports it to `on_fire`.
-    #[inline]
-    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
-        let id = self.entries.id(index);
-        let (_, entry) = self.entries.remove(index);
-        self.work += 1;
-        on_fire(id, entry.value, entry.deadline);
-    }
-
     /// Fires every entry of a detached list, in list order.
-    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, mut index: u32, on_fire: &mut F) {
-        while index != NIL {
-            let next = self.entries.link(index);
-            self.fire(index, on_fire);
-            index = next;
-        }
+    #[inline]
+    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
+        fire_list(&mut self.entries, index, &mut self.work, on_fire);
     }
 
     /// Re-files every entry of a detached list relative to the current clock.
@@ -417,12 +394,7 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let entry = Entry {
-            deadline,
-            value,
-            prev: NIL,
-            home: NIL,
-        };
+        let entry = Entry::new(deadline, value);
         let id = self.entries.insert(NIL, entry);
         self.work += 1;
         self.file_new(id.index(), deadline);
@@ -444,12 +416,7 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
         };
         self.unlink(index);
         self.work += 1;
-        let entry = Entry {
-            deadline,
-            value,
-            prev: NIL,
-            home: NIL,
-        };
+        let entry = Entry::new(deadline, value);
         let (id, old) = self.entries.reissue(index, entry);
         self.file_new(index, deadline);
         (id, Some(old.value))
