@@ -25,17 +25,7 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use std::collections::HashSet;
-use timerbench_workloads::compile;
 use timerbench_workloads::import::csv;
-
-const TICKS: [(u64, &str); 6] = [
-    (1, "1ns"),
-    (1_000, "1us"),
-    (1_000_000, "1ms"),
-    (4_000_000, "4ms"),
-    (1_000_000_000, "1s"),
-    (1_000_000_000_000, "1000s"),
-];
 
 /// The rows of each kind, as the format defines them: `[start, stop, fire]`, and the ids
 /// the start rows name.
@@ -71,7 +61,7 @@ fuzz_target!(
         common::remove_stale_scratch();
     },
     |data: &[u8]| {
-        let (tick_ns, tick_text) = TICKS[common::choice(data, 0, TICKS.len())];
+        let (tick_ns, tick_text) = common::TICKS[common::choice(data, 0, common::TICKS.len())];
         common::set_context(format!("import_csv: --tick {tick_text}"));
         let path = common::scratch_path("events.csv");
         let result = common::with_file(&path, data, |p| csv::import(p, tick_ns, tick_text, None));
@@ -102,14 +92,6 @@ fuzz_target!(
             "operations against tallies"
         );
 
-        let path = std::path::Path::new("events.tw");
-        let program = compile(workload, path)
-            .unwrap_or_else(|e| panic!("the import is invalid (an importer bug): {e}"));
-        assert_eq!(
-            program.summary.misses,
-            total("stops-after-model-fired"),
-            "misses in the replay"
-        );
-        common::check_accepted(workload, &program, path);
+        common::check_import(workload, "events.tw", total("stops-after-model-fired"));
     }
 );

@@ -31,18 +31,9 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
-use timerbench_workloads::compile;
 use timerbench_workloads::import::Tally;
 use timerbench_workloads::import::ftrace::{self, HRTIMER, Options, Report, Timers, WHEEL};
 
-const TICKS: [(u64, &str); 6] = [
-    (1, "1ns"),
-    (1_000, "1us"),
-    (1_000_000, "1ms"),
-    (4_000_000, "4ms"),
-    (1_000_000_000, "1s"),
-    (1_000_000_000_000, "1000s"),
-];
 const TIMERS: [(Timers, &str); 3] = [
     (Timers::All, "all"),
     (Timers::Wheel, "wheel"),
@@ -148,7 +139,7 @@ fuzz_target!(
         common::remove_stale_scratch();
     },
     |data: &[u8]| {
-        let (tick_ns, tick_text) = TICKS[common::choice(data, 0, TICKS.len())];
+        let (tick_ns, tick_text) = common::TICKS[common::choice(data, 0, common::TICKS.len())];
         let (timers, timers_text) = TIMERS[common::choice(data, 1, TIMERS.len())];
         let hz = HZ[common::choice(data, 2, HZ.len())];
         let hz_text = hz.map_or(String::new(), |hz| format!(" --hz {hz}"));
@@ -203,14 +194,6 @@ fuzz_target!(
             );
         }
 
-        let path = std::path::Path::new("trace.tw");
-        let program = compile(workload, path)
-            .unwrap_or_else(|e| panic!("the import is invalid (an importer bug): {e}"));
-        assert_eq!(
-            program.summary.misses,
-            sum(|rep, c| rep.tallies[c].stops_after_model_fired),
-            "misses in the replay"
-        );
-        common::check_accepted(workload, &program, path);
+        common::check_import(workload, "trace.tw", sum(|rep, c| rep.tallies[c].stops_after_model_fired));
     }
 );

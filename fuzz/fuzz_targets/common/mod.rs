@@ -5,10 +5,10 @@
 
 #![allow(dead_code)] // Each target uses its own part.
 
+use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use sha2::{Digest, Sha256};
 use timerbench_impls::TimerQueue;
 use timerbench_impls::reference::ReferenceQueue;
 use timerbench_workloads::program::{Program, Step, load_from};
@@ -63,6 +63,32 @@ pub fn written_value(value: &str) -> String {
         .replace(['\n', '\r'], " ")
         .trim_matches([' ', '\t'])
         .to_string()
+}
+
+/// The tick units the importer targets choose from (by a hash of the input), with the
+/// text `--tick` takes.
+pub const TICKS: [(u64, &str); 6] = [
+    (1, "1ns"),
+    (1_000, "1us"),
+    (1_000_000, "1ms"),
+    (4_000_000, "4ms"),
+    (1_000_000_000, "1s"),
+    (1_000_000_000_000, "1000s"),
+];
+
+/// What every importer target checks last: the import is a valid workload (`compile`, as
+/// the command checks before writing, under the file name `name`), its `x` lines of timers
+/// the model already fired are the replay's misses (`model_fired_stops`, the importer's
+/// count), and everything [`check_accepted`] checks.
+pub fn check_import(workload: &Workload, name: &str, model_fired_stops: u64) {
+    let path = Path::new(name);
+    let program = compile(workload, path)
+        .unwrap_or_else(|e| panic!("the import is invalid (an importer bug): {e}"));
+    assert_eq!(
+        program.summary.misses, model_fired_stops,
+        "misses in the replay"
+    );
+    check_accepted(workload, &program, path);
 }
 
 /// Every check of a workload the model accepted as `program` (`workload` is the same
@@ -131,8 +157,15 @@ pub fn check_accepted(workload: &Workload, program: &Program, path: &Path) {
     for (now, deadline, id) in sorted {
         hasher.update(format!("{now} {id} {deadline}\n").as_bytes());
     }
-    let digest: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(summary.digest, digest, "the digest is not of the sorted log");
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        summary.digest, digest,
+        "the digest is not of the sorted log"
+    );
     assert!(program.peak_pending <= summary.started, "{summary:?}");
 
     let compiled = compile(workload, path)
