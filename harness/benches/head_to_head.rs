@@ -42,6 +42,10 @@
 //! that disagrees is skipped with the reason printed (its first differing firing, from
 //! the verifying `replay`), as is one that panics, never timed.
 //!
+//! The bench runs under the cell's conditions: it re-executes itself once with the cell's
+//! glibc allocator settings (`timerbench::cell::tune_allocator`) and pins itself to the
+//! CPU a cell pins to (`timerbench::cell::conditions::begin`).
+//!
 //! Each group ends with `floor` (`impls/src/floor.rs`): not a queue, only the bookkeeping
 //! every queue does (an arena slot per start, freed on stop) and nothing fired, so never
 //! verified, only replayed. Its figure is the cheapest possible start/stop on this machine,
@@ -284,6 +288,13 @@ fn variants_from_environment() -> Vec<Variant> {
 }
 
 fn main() {
+    // The cell's measuring conditions, so that a bench figure and a record's can be set
+    // side by side: glibc's allocator as the cell tunes it (the process re-executes itself
+    // once, with the same arguments), and pinned to the CPU a cell pins itself to. Without
+    // the tuning, hold/exponential/1M took 7 to 15% less time here than under it
+    // (2026-11-24, four structures, two rounds): the two tools measured two allocators.
+    timerbench::cell::tune_allocator();
+    let _ = timerbench::cell::conditions::begin("bench");
     // The workspace builds plotters with its `ab_glyph` font backend (the report's PNGs
     // carry an embedded font), and criterion's own charts share that plotters: without a
     // registered font they panic (`FontUnavailable`) when they draw the HTML report.

@@ -425,8 +425,36 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
             speed_b / speed_a
         );
     }
-    let _ = writeln!(out, "\n{within} of {n} cells within ±5%");
+    if let (Some(memory_a), Some(memory_b)) = (a.memory_probe(), b.memory_probe()) {
+        let _ = writeln!(
+            out,
+            "Memory speed (a 32 MiB pointer chase before and after every process, median): \
+             A {memory_a:.0} ns, B {memory_b:.0} ns per load, B/A {:.2}",
+            memory_b / memory_a
+        );
+    }
+    let _ = writeln!(out, "\n{}", within_by_size(&comparison.rows));
+    let _ = writeln!(out, "{within} of {n} cells within ±5%");
     out
+}
+
+/// `By size: 1,000 timers 163 of 182, ...`: the last line's count per size, since what
+/// varies between runs on a shared machine is mostly the sizes whose working set outgrows
+/// the private caches.
+fn within_by_size(rows: &[Row]) -> String {
+    let mut by_size: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+    for row in rows {
+        let (within, all) = by_size.entry(row.key.timers).or_default();
+        *all += 1;
+        if (row.ratio() - 1.0).abs() <= WITHIN + 1e-9 {
+            *within += 1;
+        }
+    }
+    let sizes: Vec<String> = by_size
+        .iter()
+        .map(|(timers, (within, all))| format!("{} timers {within} of {all}", thousands(*timers)))
+        .collect();
+    format!("By size: {}", sizes.join(", "))
 }
 
 impl Side {
@@ -438,6 +466,21 @@ impl Side {
             .values()
             .flat_map(|r| &r.conditions)
             .filter_map(|c| c.calibration_ns)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.get(times.len() / 2).copied()
+    }
+
+    /// The median memory probe over every reading of every process (`null` in records
+    /// older than the field): how fast the machine's shared cache and memory answered
+    /// during this folder's run, the state the 1M cells depend on.
+    fn memory_probe(&self) -> Option<f64> {
+        let mut times: Vec<f64> = self
+            .records
+            .values()
+            .flat_map(|r| &r.conditions)
+            .flat_map(|c| [c.memory_probe_before_ns, c.memory_probe_after_ns])
+            .flatten()
             .collect();
         times.sort_by(f64::total_cmp);
         times.get(times.len() / 2).copied()

@@ -147,6 +147,11 @@ fn two_runs_side_by_side() {
     );
     assert!(!stdout.contains('\x1b'), "no colour off a terminal");
     assert_eq!(stdout.lines().last(), Some("1 of 4 cells within ±5%"));
+    // The same count per size, on the line before (every cell here is at 1,000 timers).
+    assert!(
+        stdout.contains("\nBy size: 1,000 timers 1 of 4\n1 of 4 cells within ±5%"),
+        "{stdout}"
+    );
 
     // Colour on request: red slower, green faster, nothing else coloured.
     let output = timerbench(&["compare", "a", "b", "--color", "always"], dir.path());

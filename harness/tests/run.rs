@@ -117,6 +117,13 @@ fn a_run_writes_a_complete_results_folder() {
             v["conditions"][0]["calibration_ns"].as_f64().unwrap() > 0.0,
             "{line}"
         );
+        // The parent reads the memory probe around every process, the full one and each
+        // samples one alike.
+        for conditions in v["conditions"].as_array().unwrap() {
+            for field in ["memory_probe_before_ns", "memory_probe_after_ns"] {
+                assert!(conditions[field].as_f64().unwrap() > 0.0, "{field}: {line}");
+            }
+        }
         assert!(
             v["conditions"][0]["load_before"].as_f64().is_some(),
             "{line}"

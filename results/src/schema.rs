@@ -192,6 +192,18 @@ pub struct Conditions {
     /// the machine ran at another speed, not that a structure changed.
     #[serde(default)]
     pub calibration_ns: Option<f64>,
+    /// How fast the machine's shared cache and memory answered just before the process
+    /// started and just after it ended: nanoseconds per load of a random pointer chase
+    /// over 32 MiB (about a million-timer queue's working set), read by the parent
+    /// (schema 3; `null` in older records and where the parent did not read it). On a
+    /// machine whose last-level cache is shared with other tenants it moves by a factor
+    /// of two or more while the CPU-bound `calibration_ns` does not; the 1M cells move
+    /// with it.
+    #[serde(default)]
+    pub memory_probe_before_ns: Option<f64>,
+    /// See `memory_probe_before_ns`.
+    #[serde(default)]
+    pub memory_probe_after_ns: Option<f64>,
 }
 
 impl Conditions {

@@ -163,6 +163,8 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         governor: None,
         cpus: 2,
         calibration_ns: None,
+        memory_probe_before_ns: None,
+        memory_probe_after_ns: None,
     };
     variant.conditions = vec![conditions(0.5), conditions(2.5), conditions(0.5)];
     // A record of schema 1: no base, parameters or precision.

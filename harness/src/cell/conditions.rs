@@ -29,6 +29,8 @@ pub fn begin(role: &str) -> Conditions {
         governor: cpu.and_then(governor),
         cpus: cpus as u32,
         calibration_ns: Some(calibration_ns()),
+        memory_probe_before_ns: None,
+        memory_probe_after_ns: None,
     }
 }
 
@@ -110,6 +112,8 @@ mod tests {
             governor: None,
             cpus: 2,
             calibration_ns: None,
+            memory_probe_before_ns: None,
+            memory_probe_after_ns: None,
         };
         // The measuring process is about 1 of the load: up to 2 on 2 CPUs is quiet.
         assert!(!conditions.under_load());

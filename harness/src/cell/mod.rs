@@ -65,4 +65,5 @@ mod warm_up;
 pub use clock::{ProbeClock, ProbeCost, StdInstant, Tsc};
 pub use diagnostics::Diagnostics;
 pub use measure::measure;
+pub use os::tune_allocator;
 pub use protocol::{Args, parse_spec, run};

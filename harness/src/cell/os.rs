@@ -44,7 +44,7 @@ fn switched_on(name: &str) -> bool {
 /// turns address-space randomisation off for the re-executed process (every process then
 /// has the same virtual layout).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub(super) fn tune_allocator() {
+pub fn tune_allocator() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os(TUNED).is_some() {
         return;
@@ -78,12 +78,12 @@ pub(super) fn tune_allocator() {
         .env("GLIBC_TUNABLES", tunables)
         .env(TUNED, "1")
         .exec();
-    eprintln!("timerbench cell: note: running with the default allocator settings: {error}");
+    eprintln!("timerbench: note: running with the default allocator settings: {error}");
 }
 
 /// Elsewhere the allocator is left as it is.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(super) fn tune_allocator() {}
+pub fn tune_allocator() {}
 
 /// The `GLIBC_TUNABLES` this process runs under when [`tune_allocator`] re-executed it
 /// (empty if unset), or `None` when it runs with the allocator's default settings.

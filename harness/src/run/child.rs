@@ -3,6 +3,7 @@
 //! happens to it turned into a record (a crash, a kill or the time limit are results too).
 
 use super::cache::Prepared;
+use super::memory_probe;
 use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, spread};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -34,10 +35,18 @@ pub(super) fn run_cell(
         let elapsed = started.elapsed().as_secs_f64();
         return failure_record(&spec, Status::Unsupported, reason, elapsed);
     }
+    let before = memory_probe::read();
     let outcome = spawn::<CellRecord>(&spec, limit);
+    let after = memory_probe::read();
     let elapsed = started.elapsed().as_secs_f64();
     match outcome {
-        Ok(record) => record,
+        Ok(mut record) => {
+            if let Some(conditions) = record.conditions.last_mut() {
+                conditions.memory_probe_before_ns = Some(before);
+                conditions.memory_probe_after_ns = Some(after);
+            }
+            record
+        }
         Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
 }
@@ -53,7 +62,13 @@ pub(super) fn run_samples(
 ) -> Result<SampleSet, (Status, String)> {
     let mut spec = spec_of(cell, workload, sampling, false);
     spec.mode = CellMode::Samples;
-    let set = spawn::<SampleSet>(&spec, limit)?;
+    let before = memory_probe::read();
+    let mut set = spawn::<SampleSet>(&spec, limit)?;
+    let after = memory_probe::read();
+    if let Some(conditions) = set.conditions.as_mut() {
+        conditions.memory_probe_before_ns = Some(before);
+        conditions.memory_probe_after_ns = Some(after);
+    }
     match (&set.throughput, &set.problem) {
         (Some(_), _) => Ok(set),
         (None, problem) => Err((

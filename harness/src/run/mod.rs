@@ -32,6 +32,7 @@ mod cache;
 mod child;
 mod files;
 mod group;
+mod memory_probe;
 mod progress;
 mod resume;
 

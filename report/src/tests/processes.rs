@@ -18,6 +18,8 @@ fn conditions(role: &str, load_before: f64, load_after: f64) -> Conditions {
         governor: Some("performance".to_string()),
         cpus: 2,
         calibration_ns: None,
+        memory_probe_before_ns: None,
+        memory_probe_after_ns: None,
     }
 }
 

@@ -173,6 +173,8 @@ fn a_slowest_call_measured_under_load_is_marked() {
         governor: None,
         cpus: 2,
         calibration_ns: None,
+        memory_probe_before_ns: None,
+        memory_probe_after_ns: None,
     }];
     write_folder(&folder, &records, &environment("alpha", "abc1234"));
     let output = folder.join("report.html");
