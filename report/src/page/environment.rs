@@ -1,5 +1,6 @@
 //! The environment of each run (machine, build, suite, limits, how each cell was sampled,
-//! and what its processes saw: the CPU they were pinned to, its governor, the load) side
+//! and what its processes saw: the CPU they were pinned to, its governor, the load, the
+//! speed of the CPU and of the shared cache and memory around each process) side
 //! by side, the commands that reproduce each run, and the command that made this report.
 
 use super::Context;
@@ -73,6 +74,17 @@ const SEEN: &[Seen] = &[
             format!("{low:.2} to {high:.2}, at the start and end of each cell process")
         }
     }),
+    ("CPU speed (calibration kernel)", |run| {
+        let readings = conditions(run).filter_map(|c| c.calibration_ns).collect();
+        describe_readings(readings, 1e-3, "µs")
+    }),
+    ("memory speed (32 MiB pointer chase)", |run| {
+        let readings = conditions(run)
+            .flat_map(|c| [c.memory_probe_before_ns, c.memory_probe_after_ns])
+            .flatten()
+            .collect();
+        describe_readings(readings, 1.0, "ns per load")
+    }),
     ("cells measured under load", |run| {
         let (verified, loaded) = run.under_load();
         if any_conditions(run) {
@@ -82,6 +94,25 @@ const SEEN: &[Seen] = &[
         }
     }),
 ];
+
+/// A machine reading over the run's processes: its median and the range of its middle
+/// 80% (10th to 90th percentile), scaled by `scale` into `unit`. The range is the point:
+/// a memory speed that moved by half during a run says its large cells were measured on
+/// two different machines, as far as their caches go.
+fn describe_readings(mut readings: Vec<f64>, scale: f64, unit: &str) -> String {
+    if readings.is_empty() {
+        return NOT_RECORDED.to_string();
+    }
+    readings.sort_by(f64::total_cmp);
+    let at = |q: f64| readings[((readings.len() - 1) as f64 * q).round() as usize] * scale;
+    format!(
+        "median {:.0} {unit}, 10th to 90th percentile {:.0} to {:.0}, over {} readings",
+        at(0.5),
+        at(0.1),
+        at(0.9),
+        readings.len()
+    )
+}
 
 /// What a row says of a run whose records predate the conditions of their processes.
 const NOT_RECORDED: &str = "not recorded (the run predates it)";

@@ -17,9 +17,9 @@ fn conditions(role: &str, load_before: f64, load_after: f64) -> Conditions {
         load_after: Some(load_after),
         governor: Some("performance".to_string()),
         cpus: 2,
-        calibration_ns: None,
-        memory_probe_before_ns: None,
-        memory_probe_after_ns: None,
+        calibration_ns: Some(320_000.0),
+        memory_probe_before_ns: Some(100.0),
+        memory_probe_after_ns: Some(150.0),
     }
 }
 
@@ -160,6 +160,9 @@ fn three_processes_show_both_spreads_and_a_loaded_cell_is_marked_and_counted() {
         "<th>pinned to CPU</th><td>1</td>",
         "<th>CPU frequency governor</th><td>performance</td>",
         "<th>load average (1 min)</th><td>0.20 to 2.70",
+        "<th>CPU speed (calibration kernel)</th><td>median 320 µs, 10th to 90th percentile 320 to 320, over ",
+        "<th>memory speed (32 MiB pointer chase)</th><td>median ",
+        " ns per load, 10th to 90th percentile 100 to 150, over ",
     ] {
         assert!(environment.contains(row), "{row}");
     }
