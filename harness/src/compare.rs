@@ -2,7 +2,10 @@
 //! terminal or as a Markdown table to paste into an issue (after rebar's `cmp`).
 //!
 //! A row is a cell (workload, timers, implementation label) that has figures (status `ok`)
-//! in both folders: A's median ns/op, B's, and B/A. Nothing is dropped silently: the cells
+//! in both folders: A's median ns/op, B's, and B/A; and, when the records have it, the
+//! ratio of the cell's memory probe in B over A (`run/memory_probe.rs`): on a machine
+//! whose last-level cache is shared, a large cell moves with it, and the column says so
+//! beside the ratio instead of leaving the reader to guess. Nothing is dropped silently: the cells
 //! only in A, only in B, or without figures in either are counted and named after the
 //! table, and the last line says how many of the rows are within ±5%.
 //!
@@ -179,6 +182,9 @@ struct Row {
     a: f64,
     b: f64,
     verdict: Verdict,
+    /// B's memory probe over A's, each the median over the cell's processes, when both
+    /// records have one: how differently the machine's shared cache answered the cell.
+    memory: Option<f64>,
 }
 
 impl Row {
@@ -234,6 +240,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 a: fa.median,
                 b: fb.median,
                 verdict: judge(fa, fb),
+                memory: cell_memory_probe(record_a)
+                    .zip(cell_memory_probe(record_b))
+                    .map(|(a, b)| b / a),
             }),
             _ => comparison.without.push((
                 key.clone(),
@@ -309,22 +318,28 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
     let _ = writeln!(out, "B: {}", b.folder.display());
     out.push('\n');
 
-    let columns = [
+    // The memory column only when the records have the probe (schema 3, later records).
+    let with_memory = comparison.rows.iter().any(|r| r.memory.is_some());
+    let mut columns = vec![
         "workload",
         ">timers",
         "implementation",
         ">A ns/op",
         ">B ns/op",
         ">B/A",
-        "beyond noise",
     ];
+    if with_memory {
+        columns.push(">memory B/A");
+    }
+    columns.push("beyond noise");
     let cells: Vec<Vec<String>> = comparison
         .rows
         .iter()
         .map(|row| {
             let ratio = format!("{:.2}", row.ratio());
             let beyond = matches!(row.verdict, Verdict::Slower | Verdict::Faster);
-            vec![
+            let memory = row.memory.map_or(String::new(), |m| format!("{m:.2}"));
+            let mut cells = vec![
                 row.key.workload.clone(),
                 thousands(row.key.timers),
                 if crate::schema::is_floor(&row.key.implementation) {
@@ -339,15 +354,19 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
                 } else {
                     ratio
                 },
-                match row.verdict {
-                    Verdict::Within => String::new(),
-                    Verdict::Slower if markdown => "**slower**".into(),
-                    Verdict::Faster if markdown => "**faster**".into(),
-                    Verdict::Slower => "slower".into(),
-                    Verdict::Faster => "faster".into(),
-                    Verdict::Unknown => "?".into(),
-                },
-            ]
+            ];
+            if with_memory {
+                cells.push(memory);
+            }
+            cells.push(match row.verdict {
+                Verdict::Within => String::new(),
+                Verdict::Slower if markdown => "**slower**".into(),
+                Verdict::Faster if markdown => "**faster**".into(),
+                Verdict::Slower => "slower".into(),
+                Verdict::Faster => "faster".into(),
+                Verdict::Unknown => "?".into(),
+            });
+            cells
         })
         .collect();
     if markdown {
@@ -384,6 +403,15 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
                  not judged."
             );
         }
+    }
+
+    if with_memory {
+        let _ = writeln!(
+            out,
+            "\nmemory B/A: the cell's memory probe in B over A (a 32 MiB pointer chase before \
+             and after each of its processes, median): far from 1, the machine's shared cache \
+             answered differently, and a large cell's figure moves with it."
+        );
     }
 
     let mut lists = String::new();
@@ -436,6 +464,18 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
     let _ = writeln!(out, "\n{}", within_by_size(&comparison.rows));
     let _ = writeln!(out, "{within} of {n} cells within ±5%");
     out
+}
+
+/// The median of a cell's memory probe readings over all its processes, when it has any.
+fn cell_memory_probe(record: &CellRecord) -> Option<f64> {
+    let mut readings: Vec<f64> = record
+        .conditions
+        .iter()
+        .flat_map(|c| [c.memory_probe_before_ns, c.memory_probe_after_ns])
+        .flatten()
+        .collect();
+    readings.sort_by(f64::total_cmp);
+    readings.get(readings.len() / 2).copied()
 }
 
 /// `By size: 1,000 timers 163 of 182, ...`: the last line's count per size, since what

@@ -256,6 +256,68 @@ fn markdown_for_an_issue() {
     assert_eq!(stdout.lines().last(), Some("1 of 4 cells within ±5%"));
 }
 
+/// `record` with one process whose memory probe read `before` and `after`.
+fn probed(mut record: Value, before: f64, after: f64) -> Value {
+    record["schema"] = json!(3);
+    record["conditions"] = json!([{
+        "role": "full", "cpu": 1, "load_before": 0.2, "load_after": 0.3, "governor": null,
+        "cpus": 2, "calibration_ns": 320000.0,
+        "memory_probe_before_ns": before, "memory_probe_after_ns": after,
+    }]);
+    record
+}
+
+#[test]
+fn the_memory_probe_of_each_cell_sits_beside_its_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [10.0, 10.1, 9.9];
+    let slower = [20.0, 20.2, 19.8];
+    folder(
+        dir.path(),
+        "a",
+        &[
+            probed(
+                record("hold-exponential", 1_000_000, "binary-heap", Some(&samples)),
+                50.0,
+                60.0,
+            ),
+            record("hold-exponential", 1_000, "binary-heap", Some(&samples)),
+        ],
+    );
+    folder(
+        dir.path(),
+        "b",
+        &[
+            probed(
+                record("hold-exponential", 1_000_000, "binary-heap", Some(&slower)),
+                150.0,
+                170.0,
+            ),
+            record("hold-exponential", 1_000, "binary-heap", Some(&samples)),
+        ],
+    );
+    let output = timerbench(&["compare", "a", "b"], dir.path());
+    assert_succeeded(&output);
+    let stdout = text(&output.stdout);
+    // The probe's median per cell: 60 in A, 170 in B (the upper of two readings).
+    let large = row(&stdout, "hold-exponential", "binary-heap");
+    assert!(
+        large.contains("2.00") && large.contains("2.83") && large.ends_with("slower"),
+        "{large}"
+    );
+    assert!(
+        stdout.contains("memory B/A: the cell's memory probe in B over A"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Memory speed (a 32 MiB pointer chase before and after every process, median): A 60 ns, B 170 ns per load, B/A 2.83"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "By size: 1,000 timers 1 of 1, 1,000,000 timers 0 of 1\n1 of 2 cells within ±5%"
+        ),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn failures_are_one_clear_message() {
     let dir = tempfile::tempdir().unwrap();
