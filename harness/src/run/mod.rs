@@ -161,6 +161,12 @@ impl Declared {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    run_suite(args, &SuiteFile::standard())
+}
+
+/// [`run`] over `suite` instead of the standard suite: `timerbench reproduce` measures each
+/// experiment's own workloads and sizes through the same plan, loop and records.
+pub fn run_suite(args: &Args, suite: &SuiteFile) -> anyhow::Result<ExitCode> {
     let resumed;
     let args = match &args.resume {
         Some(folder) => {
@@ -169,10 +175,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         None => args,
     };
-    let suite = SuiteFile::standard();
     // Every file is read and checked before anything is created.
     let inputs = files::read_all(&args.files)?;
-    let cells = plan(args, &suite, &inputs)?;
+    let cells = plan(args, suite, &inputs)?;
     let folder = match (&args.resume, &args.out) {
         // Checked by `resume::settings_of`.
         (Some(folder), _) => folder.clone(),

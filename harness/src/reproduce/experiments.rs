@@ -1,0 +1,350 @@
+//! The experiments of `timerbench reproduce` as data: `harness/experiments.toml` (compiled
+//! in), or another file given with `--experiments`. Each experiment names a published claim,
+//! the cells that test it (workloads, sizes, implementations), the record field it reads,
+//! the figure it computes and the rule that turns the figure into a verdict; nothing here
+//! is a verdict or a measured number. The file's fields are documented in
+//! `harness/EXPERIMENTS.md`.
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use timerbench_impls::Variant;
+use timerbench_workloads::suite::{SuiteFile, WorkloadDefinition};
+
+/// The experiments file compiled into the binary.
+pub const BUILT_IN: &str = include_str!("../../experiments.toml");
+/// Its name in messages.
+pub const BUILT_IN_PATH: &str = "harness/experiments.toml";
+
+/// The file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentsFile {
+    #[serde(rename = "experiment")]
+    pub experiments: Vec<Experiment>,
+}
+
+/// One experiment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// Short, unique, for `--only` and the folder of its run.
+    pub id: String,
+    pub title: String,
+    /// The claim in words.
+    pub claim: String,
+    /// Where it was published.
+    pub source: String,
+    /// The published figures, as data.
+    #[serde(default)]
+    pub published: Vec<timerbench_results::PublishedFigure>,
+    /// What is measured, in words.
+    pub measured: String,
+    /// Standard-suite workload names, or workloads defined here (name, family, params,
+    /// ops) as the suite file defines them.
+    pub workloads: Vec<WorkloadRef>,
+    /// Sizes (`--timers`) of the full reproduction.
+    pub sizes: Vec<u64>,
+    /// Sizes of `--quick`.
+    pub quick_sizes: Vec<u64>,
+    /// `--impl` strings.
+    pub implementations: Vec<String>,
+    /// The record field each cell gives: a dotted path into the record, or a derived
+    /// field (see [`super::figures::DERIVED_FIELDS`]).
+    pub field: String,
+    pub figure: FigureSpec,
+    pub rule: Rule,
+}
+
+/// A workload of an experiment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum WorkloadRef {
+    /// A workload of `workloads/suites/standard.toml`, by name.
+    Suite(String),
+    /// A workload defined in the experiment.
+    Defined(WorkloadDefinition),
+}
+
+/// The figure computed from the cells' values.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FigureSpec {
+    /// Each cell's value as it is.
+    Value,
+    /// Per workload and size, the numerator implementation's value over the
+    /// denominator's.
+    Ratio {
+        numerator: String,
+        denominator: String,
+    },
+    /// Per workload and implementation, the least-squares slope of ln(value) over
+    /// ln(size): 0 for a constant cost, 1 for a linear one.
+    Slope,
+    /// Per size, the implementations ordered by value in each workload (lowest first).
+    Ordering {
+        /// Values within this fraction of each other are a tie, not an order.
+        tolerance: f64,
+    },
+}
+
+/// A band of values: `at_least ≤ value ≤ at_most`, either side open when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    pub at_least: Option<f64>,
+    pub at_most: Option<f64>,
+}
+
+impl Band {
+    pub fn contains(&self, value: f64) -> bool {
+        self.at_least.is_none_or(|lo| value >= lo) && self.at_most.is_none_or(|hi| value <= hi)
+    }
+
+    /// `from 0.63 to 0.83`, `at most 0.15`, ...
+    pub fn words(&self) -> String {
+        match (self.at_least, self.at_most) {
+            (Some(lo), Some(hi)) => format!("from {lo} to {hi}"),
+            (Some(lo), None) => format!("at least {lo}"),
+            (None, Some(hi)) => format!("at most {hi}"),
+            (None, None) => "any value".to_string(),
+        }
+    }
+}
+
+/// The rule that decides the verdict. For numeric figures: every figure in `holds` →
+/// holds; every figure in `holds` or `caveat`, some in `caveat` → holds with a caveat;
+/// else does not hold. `implementation` gives a rule of its own to the figures of one
+/// implementation (slopes). For an ordering: `expect_fastest` or `expect_ordering_changes`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub holds: Option<Band>,
+    pub caveat: Option<Band>,
+    /// What the caveat means, in words.
+    pub caveat_note: Option<String>,
+    /// Ordering: this implementation is the fastest in every workload at every size
+    /// (holds), within the tolerance of the fastest (caveat), or not (does not hold).
+    pub expect_fastest: Option<String>,
+    /// Ordering: `true` claims the order changes between workloads: holds when the
+    /// fastest of one workload is beaten beyond the tolerance in another, caveat when only
+    /// others swap, does not hold when no pair swaps.
+    pub expect_ordering_changes: Option<bool>,
+    /// Rules of their own for some implementations' figures.
+    #[serde(default)]
+    pub implementation: BTreeMap<String, Rule>,
+}
+
+impl Experiment {
+    /// The sizes to run at.
+    pub fn sizes(&self, quick: bool) -> &[u64] {
+        if quick {
+            &self.quick_sizes
+        } else {
+            &self.sizes
+        }
+    }
+
+    /// The suite the experiment's run measures: its workloads, each at `sizes`.
+    pub fn suite(&self, sizes: &[u64]) -> anyhow::Result<SuiteFile> {
+        let standard = SuiteFile::standard();
+        let mut workloads = Vec::new();
+        for workload in &self.workloads {
+            let mut definition = match workload {
+                WorkloadRef::Suite(name) => standard
+                    .workloads
+                    .iter()
+                    .find(|w| &w.name == name)
+                    .cloned()
+                    .with_context(|| {
+                        format!(
+                            "experiment {}: no workload `{name}` in the standard suite",
+                            self.id
+                        )
+                    })?,
+                WorkloadRef::Defined(definition) => definition.clone(),
+            };
+            definition.sizes = BTreeMap::new();
+            definition.full_extra = Vec::new();
+            workloads.push(definition);
+        }
+        let suite = SuiteFile {
+            seed: standard.seed,
+            sizes: BTreeMap::from([("full".to_string(), sizes.to_vec())]),
+            implementations: Vec::new(),
+            workloads,
+        };
+        // The suite's own checks: families and their parameters.
+        let text = toml::to_string(&SuiteText::of(&suite))?;
+        SuiteFile::parse(&text).map_err(|e| anyhow::anyhow!("experiment {}: {e}", self.id))
+    }
+
+    /// The workload names, in order.
+    pub fn workload_names(&self) -> Vec<String> {
+        self.workloads
+            .iter()
+            .map(|w| match w {
+                WorkloadRef::Suite(name) => name.clone(),
+                WorkloadRef::Defined(d) => d.name.clone(),
+            })
+            .collect()
+    }
+}
+
+/// A suite file as text, for [`SuiteFile::parse`]'s checks of a suite built here.
+#[derive(Serialize)]
+struct SuiteText {
+    seed: u64,
+    sizes: BTreeMap<String, Vec<u64>>,
+    workload: Vec<WorkloadText>,
+}
+
+#[derive(Serialize)]
+struct WorkloadText {
+    name: String,
+    family: String,
+    params: BTreeMap<String, toml::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ops: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+}
+
+impl SuiteText {
+    fn of(suite: &SuiteFile) -> Self {
+        SuiteText {
+            seed: suite.seed,
+            sizes: suite.sizes.clone(),
+            workload: suite
+                .workloads
+                .iter()
+                .map(|w| WorkloadText {
+                    name: w.name.clone(),
+                    family: w.family.clone(),
+                    params: w.params.clone(),
+                    ops: w.ops,
+                    seed: w.seed,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Reads and checks the experiments file at `path`, or the built-in one.
+pub fn load(path: Option<&Path>) -> anyhow::Result<Vec<Experiment>> {
+    match path {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the experiments file {}", path.display()))?;
+            parse(&text, &path.display().to_string())
+        }
+        None => parse(BUILT_IN, BUILT_IN_PATH),
+    }
+}
+
+/// Parses and checks experiments from `text`; every message names `origin` (and the line,
+/// for a syntax or type error).
+pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
+    let file: ExperimentsFile = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+        let message = e.message().trim().to_string();
+        match line {
+            Some(line) => anyhow::anyhow!("{origin}:{line}: {message}"),
+            None => anyhow::anyhow!("{origin}: {message}"),
+        }
+    })?;
+    let mut ids = BTreeSet::new();
+    for experiment in &file.experiments {
+        let id = &experiment.id;
+        let fail = |what: String| anyhow::anyhow!("{origin}: experiment {id}: {what}");
+        if !ids.insert(id.clone()) {
+            return Err(fail("defined twice".to_string()));
+        }
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(fail("an id is letters, digits and `-`".to_string()));
+        }
+        if experiment.sizes.is_empty() || experiment.quick_sizes.is_empty() {
+            return Err(fail("needs sizes and quick_sizes".to_string()));
+        }
+        if experiment
+            .sizes
+            .iter()
+            .chain(&experiment.quick_sizes)
+            .any(|&s| s == 0)
+        {
+            return Err(fail("a size is at least 1".to_string()));
+        }
+        for implementation in &experiment.implementations {
+            Variant::parse(implementation)
+                .map_err(|why| fail(format!("implementations: {why}")))?;
+        }
+        super::figures::check_field(&experiment.field).map_err(fail)?;
+        check_figure(experiment).map_err(fail)?;
+        experiment
+            .suite(&experiment.sizes)
+            .map_err(|e| fail(format!("{e:#}")))?;
+    }
+    Ok(file.experiments)
+}
+
+/// What the figure and rule need: implementations that the experiment runs, a rule that
+/// fits the figure's kind.
+fn check_figure(experiment: &Experiment) -> Result<(), String> {
+    let runs = |name: &str| experiment.implementations.iter().any(|i| i == name);
+    let rule = &experiment.rule;
+    let numeric = rule.holds.is_some();
+    match &experiment.figure {
+        FigureSpec::Ratio {
+            numerator,
+            denominator,
+        } => {
+            for name in [numerator, denominator] {
+                if !runs(name) {
+                    return Err(format!(
+                        "the ratio names `{name}`, not among its implementations"
+                    ));
+                }
+            }
+        }
+        FigureSpec::Ordering { tolerance } => {
+            if !(0.0..1.0).contains(tolerance) {
+                return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
+            }
+            if rule.expect_fastest.is_none() == rule.expect_ordering_changes.is_none() {
+                return Err(
+                    "an ordering's rule is one of expect_fastest and expect_ordering_changes"
+                        .to_string(),
+                );
+            }
+            if let Some(name) = &rule.expect_fastest
+                && !runs(name)
+            {
+                return Err(format!(
+                    "expect_fastest names `{name}`, not among its implementations"
+                ));
+            }
+            return Ok(());
+        }
+        FigureSpec::Value | FigureSpec::Slope => {}
+    }
+    if !numeric && rule.implementation.values().any(|r| r.holds.is_none()) {
+        return Err("a numeric figure's rule needs a `holds` band".to_string());
+    }
+    if !numeric && rule.implementation.is_empty() {
+        return Err("a numeric figure's rule needs a `holds` band".to_string());
+    }
+    for name in rule.implementation.keys() {
+        if !runs(name) {
+            return Err(format!(
+                "rule.implementation names `{name}`, not among its implementations"
+            ));
+        }
+    }
+    if rule.expect_fastest.is_some() || rule.expect_ordering_changes.is_some() {
+        return Err("expect_fastest and expect_ordering_changes are for an ordering".to_string());
+    }
+    Ok(())
+}
