@@ -54,6 +54,7 @@ pub struct Experiment {
     /// field (see [`super::figures::DERIVED_FIELDS`]).
     pub field: String,
     pub figure: FigureSpec,
+    #[serde(default)]
     pub rule: Rule,
 }
 
@@ -347,4 +348,76 @@ fn check_figure(experiment: &Experiment) -> Result<(), String> {
         return Err("expect_fastest and expect_ordering_changes are for an ordering".to_string());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_experiments_parse_and_check() {
+        let experiments = load(None).unwrap();
+        assert!(experiments.len() >= 8);
+        let quad = experiments.iter().find(|e| e.id == "go-quad-heap").unwrap();
+        assert_eq!(quad.workload_names(), ["start-stop"]);
+        assert!(matches!(quad.figure, FigureSpec::Ratio { .. }));
+        let suite = quad.suite(quad.sizes(true)).unwrap();
+        assert_eq!(suite.cases("full").unwrap().len(), quad.quick_sizes.len());
+    }
+
+    #[test]
+    fn a_syntax_or_type_error_names_the_file_and_line() {
+        let text = "[[experiment]]\nid = \"a\"\nsizes = [1, 2\n";
+        let error = parse(text, "x.toml").unwrap_err().to_string();
+        assert!(error.starts_with("x.toml:3:"), "{error}");
+        let text = "[[experiment]]\nid = \"a\"\ntitle = 3\n";
+        let error = parse(text, "x.toml").unwrap_err().to_string();
+        assert!(error.starts_with("x.toml:3: invalid type"), "{error}");
+    }
+
+    /// One experiment as the file writes it, with `extra` lines appended to its table.
+    fn one(extra: &str) -> String {
+        format!(
+            "[[experiment]]\nid = \"a\"\ntitle = \"t\"\nclaim = \"c\"\nsource = \"s\"\n\
+             measured = \"m\"\nworkloads = [\"start-stop\"]\nsizes = [1000, 2000]\n\
+             quick_sizes = [100]\nimplementations = [\"binary-heap\", \"quad-heap\"]\n{extra}"
+        )
+    }
+
+    #[test]
+    fn an_experiment_that_cannot_be_judged_is_refused_with_its_id() {
+        let good = one(
+            "field = \"throughput.ns_per_op.median\"\nfigure = { kind = \"slope\" }\n\
+             rule.holds = { at_most = 0.2 }\n",
+        );
+        assert_eq!(parse(&good, "x.toml").unwrap().len(), 1);
+        for (extra, message) in [
+            (
+                "field = \"speed\"\nfigure = { kind = \"slope\" }\nrule.holds = { at_most = 0.2 }\n",
+                "field `speed`",
+            ),
+            (
+                "field = \"ns_per_timer\"\nfigure = { kind = \"ratio\", numerator = \"btree\", \
+                 denominator = \"quad-heap\" }\nrule.holds = { at_most = 1.0 }\n",
+                "the ratio names `btree`",
+            ),
+            (
+                "field = \"ns_per_timer\"\nfigure = { kind = \"slope\" }\n",
+                "needs a `holds` band",
+            ),
+            (
+                "field = \"ns_per_timer\"\nfigure = { kind = \"ordering\", tolerance = 0.05 }\n",
+                "one of expect_fastest and expect_ordering_changes",
+            ),
+        ] {
+            let error = parse(&one(extra), "x.toml").unwrap_err().to_string();
+            assert!(error.starts_with("x.toml: experiment a: "), "{error}");
+            assert!(error.contains(message), "{error}");
+        }
+        let unknown =
+            one("field = \"ns_per_timer\"\nfigure = { kind = \"slope\" }\nrule.holds = {}\n")
+                .replace("\"start-stop\"", "\"nope\"");
+        let error = parse(&unknown, "x.toml").unwrap_err().to_string();
+        assert!(error.contains("no workload `nope`"), "{error}");
+    }
 }
