@@ -145,12 +145,14 @@ pub struct Computed {
     pub payload: Result<Payload, String>,
 }
 
+/// Per workload, the implementations with their values, lowest first.
+pub type Orders = Vec<(String, Vec<(String, f64)>)>;
+
 /// What a figure is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Payload {
     Number(f64),
-    /// Per workload, the implementations with their values.
-    Orders(Vec<(String, Vec<(String, f64)>)>),
+    Orders(Orders),
 }
 
 /// The figures of `experiment` from its readings.
@@ -228,7 +230,7 @@ pub fn compute(experiment: &Experiment, sizes: &[u64], readings: &[CellReading])
     }
     if let FigureSpec::Ordering { .. } = experiment.figure {
         for &timers in sizes {
-            let orders: Result<Vec<(String, Vec<(String, f64)>)>, String> = experiment
+            let orders: Result<Orders, String> = experiment
                 .workload_names()
                 .into_iter()
                 .map(|workload| {

@@ -4,7 +4,7 @@
 //! with the reason: the data cannot decide, so nothing is decided.
 
 use super::experiments::{Band, FigureSpec, Rule};
-use super::figures::{Computed, Payload};
+use super::figures::{Computed, Orders, Payload};
 use timerbench_results::{FigureValue, Verdict};
 
 /// The verdict of one number under `rule` (or the rule of its implementation).
@@ -24,11 +24,7 @@ pub fn judge_number(rule: &Rule, implementation: Option<&str>, value: f64) -> Ve
 
 /// The verdict of one size's orders (per workload, implementations lowest first) and the
 /// orders in words.
-pub fn judge_orders(
-    rule: &Rule,
-    tolerance: f64,
-    orders: &[(String, Vec<(String, f64)>)],
-) -> (Verdict, String) {
+pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, String) {
     let words = orders
         .iter()
         .map(|(workload, values)| {
@@ -251,7 +247,7 @@ mod tests {
         assert_eq!(judge_number(&rule, None, 0.1), Verdict::Holds);
     }
 
-    fn orders(rows: &[(&str, &[(&str, f64)])]) -> Vec<(String, Vec<(String, f64)>)> {
+    fn orders(rows: &[(&str, &[(&str, f64)])]) -> Orders {
         rows.iter()
             .map(|(w, values)| {
                 let mut values: Vec<(String, f64)> =
