@@ -10,7 +10,7 @@ use crate::charts::{Axis, Chart, Scale, Series, Unit};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::BTreeSet;
 use std::path::Path;
-use timerbench_results::{Finding, Findings, Verdict};
+use timerbench_results::{FINDINGS_FILE, Finding, Findings, Verdict, read_findings};
 
 /// Line colours of the implementations in a finding's chart, in the order first seen.
 const COLORS: &[(u8, u8, u8)] = &[
@@ -23,6 +23,31 @@ const COLORS: &[(u8, u8, u8)] = &[
     (0xe3, 0x77, 0xc2),
     (0x7f, 0x7f, 0x7f),
 ];
+
+/// The findings that concern the results folder `folder`: all of `folder/findings.json`
+/// when it has one; else, when `folder` is an experiment's run (`DIR/<id>/` beside
+/// `DIR/findings.json`), that experiment's finding; else none.
+pub(crate) fn for_folder(folder: &Path) -> anyhow::Result<Option<Findings>> {
+    if folder.join(FINDINGS_FILE).is_file() {
+        return Ok(Some(read_findings(folder)?));
+    }
+    let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
+        return Ok(None);
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    if !parent.join(FINDINGS_FILE).is_file() {
+        return Ok(None);
+    }
+    let mut findings = read_findings(parent)?;
+    findings
+        .experiments
+        .retain(|f| f.id == name.to_string_lossy() && f.folder == f.id);
+    Ok((!findings.experiments.is_empty()).then_some(findings))
+}
 
 /// Writes `findings` as a page of its own to `output`, atomically.
 pub fn write_findings_page(findings: &Findings, output: &Path) -> anyhow::Result<()> {

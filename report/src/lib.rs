@@ -89,7 +89,8 @@ pub fn write_report(
         .enumerate()
         .map(|(index, folder)| runs::load_run(folder, index))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let model = model::Model::new(runs, catalog)?;
+    let mut model = model::Model::new(runs, catalog)?;
+    model.findings = findings::for_folder(&folders[0])?;
     let page = page::render(&model)?;
     if let Some(dir) = png {
         std::fs::create_dir_all(dir)

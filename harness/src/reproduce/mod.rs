@@ -59,6 +59,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(folder) => folder.clone(),
         None => default_folder(),
     };
+    for experiment in &selected {
+        let run = folder.join(&experiment.id);
+        if run.join(timerbench_results::RESULTS_FILE).exists() {
+            bail!(
+                "--out {}: {} already holds results; choose another --out",
+                folder.display(),
+                run.display()
+            );
+        }
+    }
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create the findings folder {}", folder.display()))?;
     let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);

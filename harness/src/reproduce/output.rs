@@ -32,6 +32,17 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<Vec<PathB
     write_atomically(&markdown, text.as_bytes())?;
     let html = folder.join(HTML_FILE);
     timerbench_report::write_findings_page(findings, &html)?;
+    // Each experiment's report again, now with its finding as its Findings section.
+    for finding in &findings.experiments {
+        let run = folder.join(&finding.folder);
+        if run.join(timerbench_results::RESULTS_FILE).is_file() {
+            crate::report::write_report(
+                std::slice::from_ref(&run),
+                &run.join(timerbench_results::REPORT_FILE),
+                None,
+            )?;
+        }
+    }
     Ok(vec![
         folder.join(timerbench_results::FINDINGS_FILE),
         markdown,
