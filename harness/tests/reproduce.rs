@@ -35,9 +35,10 @@ fn a_quick_experiment_writes_findings_with_a_computed_verdict() {
         "a computed verdict, not {verdict}: {}",
         finding["reason"]
     );
-    // Every cell read back with its value, and one ratio per size.
+    // Every cell read back with its value (two sizes, the two heaps and the two lazy
+    // peers), and one ratio per size.
     let cells = finding["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 4, "{cells:?}");
+    assert_eq!(cells.len(), 8, "{cells:?}");
     assert!(
         cells.iter().all(|c| c["value"].as_f64().is_some()),
         "{cells:?}"

@@ -107,6 +107,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{}", path.display());
     }
     println!("reproduce took {:.0} s", clock.elapsed().as_secs_f64());
+    // A claim that does not hold is a finding; an experiment the data could not decide is
+    // a failure of the reproduction (a cell failed, a run could not be made).
+    let undecided = findings
+        .experiments
+        .iter()
+        .filter(|f| f.verdict == Verdict::NotMeasured)
+        .count();
+    if undecided > 0 {
+        eprintln!("timerbench: {undecided} experiment(s) not measured: see their reasons above");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
