@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use timerbench_impls::Variant;
-use timerbench_workloads::suite::{SuiteFile, WorkloadDefinition};
+use timerbench_workloads::suite::WorkloadDefinition;
 
 /// The experiments file compiled into the binary.
 pub const BUILT_IN: &str = include_str!("../../experiments.toml");
@@ -147,40 +147,6 @@ impl Experiment {
         }
     }
 
-    /// The suite the experiment's run measures: its workloads, each at `sizes`.
-    pub fn suite(&self, sizes: &[u64]) -> anyhow::Result<SuiteFile> {
-        let standard = SuiteFile::standard();
-        let mut workloads = Vec::new();
-        for workload in &self.workloads {
-            let mut definition = match workload {
-                WorkloadRef::Suite(name) => standard
-                    .workloads
-                    .iter()
-                    .find(|w| &w.name == name)
-                    .cloned()
-                    .with_context(|| {
-                        format!(
-                            "experiment {}: no workload `{name}` in the standard suite",
-                            self.id
-                        )
-                    })?,
-                WorkloadRef::Defined(definition) => definition.clone(),
-            };
-            definition.sizes = BTreeMap::new();
-            definition.full_extra = Vec::new();
-            workloads.push(definition);
-        }
-        let suite = SuiteFile {
-            seed: standard.seed,
-            sizes: BTreeMap::from([("full".to_string(), sizes.to_vec())]),
-            implementations: Vec::new(),
-            workloads,
-        };
-        // The suite's own checks: families and their parameters.
-        let text = toml::to_string(&SuiteText::of(&suite))?;
-        SuiteFile::parse(&text).map_err(|e| anyhow::anyhow!("experiment {}: {e}", self.id))
-    }
-
     /// The workload names, in order.
     pub fn workload_names(&self) -> Vec<String> {
         self.workloads
@@ -190,45 +156,6 @@ impl Experiment {
                 WorkloadRef::Defined(d) => d.name.clone(),
             })
             .collect()
-    }
-}
-
-/// A suite file as text, for [`SuiteFile::parse`]'s checks of a suite built here.
-#[derive(Serialize)]
-struct SuiteText {
-    seed: u64,
-    sizes: BTreeMap<String, Vec<u64>>,
-    workload: Vec<WorkloadText>,
-}
-
-#[derive(Serialize)]
-struct WorkloadText {
-    name: String,
-    family: String,
-    params: BTreeMap<String, toml::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ops: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    seed: Option<u64>,
-}
-
-impl SuiteText {
-    fn of(suite: &SuiteFile) -> Self {
-        SuiteText {
-            seed: suite.seed,
-            sizes: suite.sizes.clone(),
-            workload: suite
-                .workloads
-                .iter()
-                .map(|w| WorkloadText {
-                    name: w.name.clone(),
-                    family: w.family.clone(),
-                    params: w.params.clone(),
-                    ops: w.ops,
-                    seed: w.seed,
-                })
-                .collect(),
-        }
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod experiments;
 pub mod figures;
 mod output;
+mod suite;
 pub mod verdict;
 
 use crate::environment;
