@@ -43,10 +43,17 @@ pub struct Experiment {
     pub measured: String,
     /// Standard-suite workload names, or workloads defined here (name, family, params,
     /// ops) as the suite file defines them.
+    #[serde(default)]
     pub workloads: Vec<WorkloadRef>,
+    /// Recorded traces, imported and measured as workload files (`run --file`) instead of
+    /// generated workloads: their size is their own, so `sizes` do not apply.
+    #[serde(default)]
+    pub traces: Vec<Trace>,
     /// Sizes (`--timers`) of the full reproduction.
+    #[serde(default)]
     pub sizes: Vec<u64>,
     /// Sizes of `--quick`.
+    #[serde(default)]
     pub quick_sizes: Vec<u64>,
     /// `--impl` strings.
     pub implementations: Vec<String>,
@@ -56,6 +63,18 @@ pub struct Experiment {
     pub figure: FigureSpec,
     #[serde(default)]
     pub rule: Rule,
+}
+
+/// A recorded trace, imported by `timerbench import ftrace PATH --timers TIMERS` into a
+/// workload file named `name` (its records' workload).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    pub name: String,
+    /// The trace, relative to where `timerbench reproduce` runs (the repository root).
+    pub path: String,
+    /// `--timers` of the import: `wheel`, `hrtimer` or `all`.
+    pub timers: String,
 }
 
 /// A workload of an experiment.
@@ -155,6 +174,7 @@ impl Experiment {
                 WorkloadRef::Suite(name) => name.clone(),
                 WorkloadRef::Defined(d) => d.name.clone(),
             })
+            .chain(self.traces.iter().map(|t| t.name.clone()))
             .collect()
     }
 }
@@ -194,8 +214,26 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
             return Err(fail("an id is letters, digits and `-`".to_string()));
         }
-        if experiment.sizes.is_empty() || experiment.quick_sizes.is_empty() {
+        if experiment.workloads.is_empty() == experiment.traces.is_empty() {
+            return Err(fail("has either workloads or traces".to_string()));
+        }
+        if experiment.traces.is_empty()
+            && (experiment.sizes.is_empty() || experiment.quick_sizes.is_empty())
+        {
             return Err(fail("needs sizes and quick_sizes".to_string()));
+        }
+        for trace in &experiment.traces {
+            if !["wheel", "hrtimer", "all"].contains(&trace.timers.as_str()) {
+                return Err(fail(format!(
+                    "trace {}: timers is wheel, hrtimer or all",
+                    trace.name
+                )));
+            }
+            if trace.name.is_empty() || trace.name.contains('/') {
+                return Err(fail(
+                    "a trace's name is a file stem, without `/`".to_string(),
+                ));
+            }
         }
         if experiment
             .sizes
@@ -346,5 +384,12 @@ mod tests {
                 .replace("\"start-stop\"", "\"nope\"");
         let error = parse(&unknown, "x.toml").unwrap_err().to_string();
         assert!(error.contains("no workload `nope`"), "{error}");
+        let both = one(
+            "traces = [{ name = \"t\", path = \"t.txt\", timers = \"wheel\" }]\n\
+             field = \"fraction_stopped\"\nfigure = { kind = \"value\" }\n\
+             rule.holds = { at_least = 0.5 }\n",
+        );
+        let error = parse(&both, "x.toml").unwrap_err().to_string();
+        assert!(error.contains("either workloads or traces"), "{error}");
     }
 }

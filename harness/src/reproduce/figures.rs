@@ -9,10 +9,20 @@
 use super::experiments::{Experiment, FigureSpec};
 use std::collections::BTreeMap;
 use timerbench_impls::Variant;
-use timerbench_results::{CellKey, CellReading, CellRecord, Status};
+use timerbench_results::{CellKey, CellReading, CellRecord, FileWorkload, Status};
+
+/// The latest record of each cell of a run.
+pub type Records = BTreeMap<CellKey, CellRecord>;
+/// The run's workload files (`workloads.json`) by workload name.
+pub type Files = BTreeMap<String, FileWorkload>;
 
 /// Fields computed from a record rather than read from it, with what they are.
 pub const DERIVED_FIELDS: &[(&str, &str)] = &[
+    (
+        "fraction_stopped",
+        "stopped / started of a workload file (its workloads.json counts, by the reference \
+         model; a restart of a pending timer counts as a stop): the share of timers cancelled",
+    ),
     (
         "ns_per_timer",
         "throughput.ns_per_op.median × operations / timers: CPU per timer (per request on purgatory)",
@@ -48,8 +58,13 @@ pub fn check_field(field: &str) -> Result<(), String> {
     }
 }
 
-/// The value of `field` in `record`, or why there is none.
-pub fn read_value(record: &CellRecord, field: &str) -> Result<f64, String> {
+/// The value of `field` in `record` (its workload file's counts in `file`, when it is
+/// one), or why there is none.
+pub fn read_value(
+    record: &CellRecord,
+    field: &str,
+    file: Option<&FileWorkload>,
+) -> Result<f64, String> {
     if record.status != Status::Ok {
         return Err(format!(
             "{}: {}",
@@ -59,6 +74,13 @@ pub fn read_value(record: &CellRecord, field: &str) -> Result<f64, String> {
     }
     let per_op = || read_path(record, "throughput.ns_per_op.median");
     let value = match field {
+        "fraction_stopped" => {
+            let file = file.ok_or("fraction_stopped is a workload file's count (run --file)")?;
+            if file.started == 0 {
+                return Err("the workload file starts no timer".to_string());
+            }
+            file.stopped as f64 / file.started as f64
+        }
         "ns_per_timer" => per_op()? * record.operations as f64 / record.key.timers.max(1) as f64,
         "ns_per_advance" => {
             let advances = read_path(record, "latency.advance.count")?;
@@ -100,7 +122,8 @@ pub fn label(implementation: &str) -> String {
 pub fn readings(
     experiment: &Experiment,
     sizes: &[u64],
-    records: &BTreeMap<CellKey, CellRecord>,
+    records: &Records,
+    files: &Files,
 ) -> Vec<CellReading> {
     let mut readings = Vec::new();
     for workload in experiment.workload_names() {
@@ -114,7 +137,7 @@ pub fn readings(
                 let (status, value) = match records.get(&key) {
                     Some(record) => (
                         record.status.as_str().to_string(),
-                        read_value(record, &experiment.field),
+                        read_value(record, &experiment.field, files.get(&key.workload)),
                     ),
                     None => (
                         "missing".to_string(),

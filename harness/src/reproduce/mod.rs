@@ -21,7 +21,10 @@ use experiments::Experiment;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use timerbench_results::{Finding, Findings, Verdict, latest_by_cell, read_run};
+use timerbench_results::{
+    Finding, Findings, Verdict, latest_by_cell, read_run, read_workload_files,
+};
+use timerbench_workloads::suite::SuiteFile;
 
 /// Re-measure the published claims of the timer literature (experiments.toml) and compute
 /// a verdict for each from its rule: holds, holds with a caveat, does not hold, or not
@@ -144,12 +147,23 @@ fn select<'a>(all: &'a [Experiment], only: &[String]) -> anyhow::Result<Vec<&'a 
 
 /// One experiment: run, read back, judge. Never fails: an error is the finding's reason.
 fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
-    let sizes = experiment.sizes(quick).to_vec();
+    let mut sizes = experiment.sizes(quick).to_vec();
     let run_folder = folder.join(&experiment.id);
-    let measured = measure(experiment, &run_folder, &sizes, quick);
+    let measured = measure(experiment, folder, &run_folder, &sizes, quick);
     let (cells, values, verdict, reason) = match measured {
-        Ok(records) => {
-            let cells = figures::readings(experiment, &sizes, &records);
+        Ok((records, files)) => {
+            if !experiment.traces.is_empty() {
+                // A trace's size is its own peak of pending timers, read off its records.
+                let names = experiment.workload_names();
+                sizes = records
+                    .keys()
+                    .filter(|key| names.contains(&key.workload))
+                    .map(|key| key.timers)
+                    .collect::<std::collections::BTreeSet<u64>>()
+                    .into_iter()
+                    .collect();
+            }
+            let cells = figures::readings(experiment, &sizes, &records, &files);
             let computed = figures::compute(experiment, &sizes, &cells);
             let (values, verdict, reason) =
                 verdict::judge(&experiment.figure, &experiment.rule, &computed);
@@ -195,14 +209,18 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
 /// hold results yet, as for `run --out`) and reads its records back.
 fn measure(
     experiment: &Experiment,
+    folder: &Path,
     run_folder: &Path,
     sizes: &[u64],
     quick: bool,
-) -> anyhow::Result<
-    std::collections::BTreeMap<timerbench_results::CellKey, timerbench_results::CellRecord>,
-> {
-    let suite = experiment.suite(sizes)?;
-    let words = run_words(experiment, run_folder, sizes, quick);
+) -> anyhow::Result<(figures::Records, figures::Files)> {
+    let suite = if experiment.traces.is_empty() {
+        experiment.suite(sizes)?
+    } else {
+        SuiteFile::standard()
+    };
+    let files = import_traces(experiment, &folder.join("traces"))?;
+    let words = run_words(experiment, run_folder, sizes, &files, quick);
     let command = RunCommand::try_parse_from(&words)
         .map_err(|e| anyhow::anyhow!("the run's flags {}: {e}", words.join(" ")))?;
     println!("  {}", words.join(" "));
@@ -210,7 +228,58 @@ fn measure(
     // status from its record instead.
     crate::run::run_suite(&command.args, &suite)?;
     let lines = read_run(run_folder)?.records;
-    Ok(latest_by_cell(lines.into_iter().map(|line| line.record)))
+    let workload_files = read_workload_files(run_folder)?
+        .into_iter()
+        .map(|file| (file.name.clone(), file))
+        .collect();
+    Ok((
+        latest_by_cell(lines.into_iter().map(|line| line.record)),
+        workload_files,
+    ))
+}
+
+/// Imports each trace of `experiment` into `traces/NAME.tw` (once: a later experiment of
+/// the same trace reuses it) with `timerbench import ftrace` in a child process, as a user
+/// would; gives the files.
+fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for trace in &experiment.traces {
+        let file = traces.join(format!("{}-{}.tw", trace.name, trace.timers));
+        if !file.is_file() {
+            if !Path::new(&trace.path).is_file() {
+                bail!(
+                    "trace {}: {} not found (run timerbench reproduce from the repository root)",
+                    trace.name,
+                    trace.path
+                );
+            }
+            std::fs::create_dir_all(traces)
+                .with_context(|| format!("cannot create {}", traces.display()))?;
+            let exe = std::env::current_exe().context("cannot find the timerbench executable")?;
+            let output = std::process::Command::new(exe)
+                .args([
+                    "import",
+                    "ftrace",
+                    &trace.path,
+                    "--timers",
+                    &trace.timers,
+                    "-o",
+                ])
+                .arg(&file)
+                .output()
+                .context("cannot run timerbench import")?;
+            if !output.status.success() {
+                bail!(
+                    "trace {}: timerbench import ftrace {} failed: {}",
+                    trace.name,
+                    trace.path,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                );
+            }
+        }
+        files.push(file);
+    }
+    Ok(files)
 }
 
 /// The `timerbench run` command of an experiment (program name first).
@@ -218,15 +287,22 @@ fn run_words(
     experiment: &Experiment,
     run_folder: &Path,
     sizes: &[u64],
+    files: &[PathBuf],
     quick: bool,
 ) -> Vec<String> {
-    let mut words: Vec<String> = vec!["timerbench".into(), "--suite".into(), "full".into()];
+    let mut words: Vec<String> = vec!["timerbench".into()];
+    if files.is_empty() {
+        words.extend(["--suite".into(), "full".into()]);
+    }
     words.extend(["--out".into(), run_folder.display().to_string()]);
     for implementation in &experiment.implementations {
         words.extend(["--impl".into(), implementation.clone()]);
     }
     for size in sizes {
         words.extend(["--timers".into(), size.to_string()]);
+    }
+    for file in files {
+        words.extend(["--file".into(), file.display().to_string()]);
     }
     if quick {
         // One process per cell, but three samples of at least 5 ms: the median of three
