@@ -74,3 +74,49 @@ fn a_malformed_experiments_file_is_one_error_naming_file_and_line() {
     );
     assert_fails_with(&output, "bad.toml:3: invalid type");
 }
+
+#[test]
+fn an_experiment_that_cannot_run_is_not_measured_and_the_others_go_on() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("experiments.toml");
+    let common = "title = \"t\"\nclaim = \"c\"\nsource = \"s\"\nmeasured = \"m\"\n\
+                  implementations = [\"quad-heap\", \"binary-heap\"]\n";
+    std::fs::write(
+        &file,
+        format!(
+            "[[experiment]]\nid = \"lost-trace\"\n{common}\
+             traces = [{{ name = \"gone\", path = \"gone.txt\", timers = \"wheel\" }}]\n\
+             field = \"fraction_stopped\"\nfigure = {{ kind = \"value\" }}\n\
+             rule.holds = {{ at_least = 0.5 }}\n\n\
+             [[experiment]]\nid = \"tiny\"\n{common}workloads = [\"start-stop\"]\n\
+             sizes = [300]\nquick_sizes = [300]\nfield = \"throughput.ns_per_op.median\"\n\
+             figure = {{ kind = \"ratio\", numerator = \"quad-heap\", denominator = \"binary-heap\" }}\n\
+             rule.holds = {{ at_most = 1000.0 }}\n"
+        ),
+    )
+    .unwrap();
+    let out = root.path().join("findings");
+    let output = timerbench(
+        &[
+            "reproduce",
+            "--quick",
+            "--experiments",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        root.path(),
+    );
+    assert!(
+        !output.status.success(),
+        "a not-measured experiment fails the command"
+    );
+    let findings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
+    let lost = &findings["experiments"][0];
+    assert_eq!(lost["verdict"], "not_measured");
+    let reason = lost["reason"].as_str().unwrap();
+    assert!(reason.contains("gone.txt not found"), "{reason}");
+    let tiny = &findings["experiments"][1];
+    assert_eq!(tiny["verdict"], "holds", "{}", tiny["reason"]);
+}
