@@ -214,6 +214,11 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
             return Err(fail("an id is letters, digits and `-`".to_string()));
         }
+        if id == "traces" {
+            return Err(fail(
+                "`traces` is the folder of the imported traces".to_string(),
+            ));
+        }
         if experiment.workloads.is_empty() == experiment.traces.is_empty() {
             return Err(fail("has either workloads or traces".to_string()));
         }

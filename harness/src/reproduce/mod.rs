@@ -226,7 +226,14 @@ fn measure(
     println!("  {}", words.join(" "));
     // The run's exit status says whether every cell was ok; the findings read each cell's
     // status from its record instead.
-    crate::run::run_suite(&command.args, &suite)?;
+    // The folder's recorded command is the one that makes it again: this experiment alone.
+    let again = format!(
+        "timerbench reproduce{} --only {} --out {}",
+        if quick { " --quick" } else { "" },
+        experiment.id,
+        folder.display()
+    );
+    crate::run::run_suite(&command.args, &suite, Some(&again))?;
     let lines = read_run(run_folder)?.records;
     let workload_files = read_workload_files(run_folder)?
         .into_iter()

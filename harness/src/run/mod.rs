@@ -161,12 +161,18 @@ impl Declared {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    run_suite(args, &SuiteFile::standard())
+    run_suite(args, &SuiteFile::standard(), None)
 }
 
 /// [`run`] over `suite` instead of the standard suite: `timerbench reproduce` measures each
-/// experiment's own workloads and sizes through the same plan, loop and records.
-pub fn run_suite(args: &Args, suite: &SuiteFile) -> anyhow::Result<ExitCode> {
+/// experiment's own workloads and sizes through the same plan, loop and records, and gives
+/// the `command` that makes the folder again (recorded in `environment.json` instead of
+/// this process's own command line).
+pub fn run_suite(
+    args: &Args,
+    suite: &SuiteFile,
+    command: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let resumed;
     let args = match &args.resume {
         Some(folder) => {
@@ -205,7 +211,10 @@ pub fn run_suite(args: &Args, suite: &SuiteFile) -> anyhow::Result<ExitCode> {
             min_sample_ms: args.min_sample_ms,
             max_processes: args.max_processes.max(args.processes),
         };
-        let environment = environment::capture(&suite_word(args), sampling, args.timeout);
+        let mut environment = environment::capture(&suite_word(args), sampling, args.timeout);
+        if let Some(command) = command {
+            environment.command = command.to_string();
+        }
         write_environment(&folder, &environment)?;
     }
     files::record(&inputs, &folder)?;
