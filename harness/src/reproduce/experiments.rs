@@ -248,6 +248,17 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
         {
             return Err(fail("a size is at least 1".to_string()));
         }
+        if experiment.implementations.is_empty() {
+            return Err(fail("needs at least one implementation".to_string()));
+        }
+        if matches!(experiment.figure, FigureSpec::Slope)
+            && experiment.traces.is_empty()
+            && (experiment.sizes.len() < 2 || experiment.quick_sizes.len() < 2)
+        {
+            return Err(fail(
+                "a slope needs at least two sizes in sizes and in quick_sizes".to_string(),
+            ));
+        }
         for implementation in &experiment.implementations {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
@@ -350,7 +361,7 @@ mod tests {
         format!(
             "[[experiment]]\nid = \"a\"\ntitle = \"t\"\nclaim = \"c\"\nsource = \"s\"\n\
              measured = \"m\"\nworkloads = [\"start-stop\"]\nsizes = [1000, 2000]\n\
-             quick_sizes = [100]\nimplementations = [\"binary-heap\", \"quad-heap\"]\n{extra}"
+             quick_sizes = [100, 200]\nimplementations = [\"binary-heap\", \"quad-heap\"]\n{extra}"
         )
     }
 
@@ -396,5 +407,11 @@ mod tests {
         );
         let error = parse(&both, "x.toml").unwrap_err().to_string();
         assert!(error.contains("either workloads or traces"), "{error}");
+        let one_size = good.replace("quick_sizes = [100, 200]", "quick_sizes = [100]");
+        let error = parse(&one_size, "x.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("a slope needs at least two sizes"),
+            "{error}"
+        );
     }
 }
