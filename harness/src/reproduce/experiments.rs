@@ -264,71 +264,12 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
         super::figures::check_field(&experiment.field).map_err(fail)?;
-        check_figure(experiment).map_err(fail)?;
+        super::verdict::check_rule(experiment).map_err(fail)?;
         experiment
             .suite(&experiment.sizes)
             .map_err(|e| fail(format!("{e:#}")))?;
     }
     Ok(file.experiments)
-}
-
-/// What the figure and rule need: implementations that the experiment runs, a rule that
-/// fits the figure's kind.
-fn check_figure(experiment: &Experiment) -> Result<(), String> {
-    let runs = |name: &str| experiment.implementations.iter().any(|i| i == name);
-    let rule = &experiment.rule;
-    let numeric = rule.holds.is_some();
-    match &experiment.figure {
-        FigureSpec::Ratio {
-            numerator,
-            denominator,
-        } => {
-            for name in [numerator, denominator] {
-                if !runs(name) {
-                    return Err(format!(
-                        "the ratio names `{name}`, not among its implementations"
-                    ));
-                }
-            }
-        }
-        FigureSpec::Ordering { tolerance } => {
-            if !(0.0..1.0).contains(tolerance) {
-                return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
-            }
-            if rule.expect_fastest.is_none() == rule.expect_ordering_changes.is_none() {
-                return Err(
-                    "an ordering's rule is one of expect_fastest and expect_ordering_changes"
-                        .to_string(),
-                );
-            }
-            if let Some(name) = &rule.expect_fastest
-                && !runs(name)
-            {
-                return Err(format!(
-                    "expect_fastest names `{name}`, not among its implementations"
-                ));
-            }
-            return Ok(());
-        }
-        FigureSpec::Value | FigureSpec::Slope => {}
-    }
-    if !numeric && rule.implementation.values().any(|r| r.holds.is_none()) {
-        return Err("a numeric figure's rule needs a `holds` band".to_string());
-    }
-    if !numeric && rule.implementation.is_empty() {
-        return Err("a numeric figure's rule needs a `holds` band".to_string());
-    }
-    for name in rule.implementation.keys() {
-        if !runs(name) {
-            return Err(format!(
-                "rule.implementation names `{name}`, not among its implementations"
-            ));
-        }
-    }
-    if rule.expect_fastest.is_some() || rule.expect_ordering_changes.is_some() {
-        return Err("expect_fastest and expect_ordering_changes are for an ordering".to_string());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! figure judged on its own and the experiment's verdict the worst of them. A figure
 //! without a number (a cell that failed or is missing) makes the verdict "not measured",
 //! with the reason: the data cannot decide, so nothing is decided.
+//!
+//! Also the check, when the experiments file is read, that each rule fits its figure.
 
-use super::experiments::{Band, FigureSpec, Rule};
+use super::experiments::{Band, Experiment, FigureSpec, Rule};
 use super::figures::{Computed, Orders, Payload};
 use timerbench_results::{FigureValue, Verdict};
 
@@ -161,6 +163,65 @@ pub fn number_words(value: f64) -> String {
     }
     let digits = (2 - value.abs().log10().floor() as i32).max(0) as usize;
     format!("{value:.digits$}")
+}
+
+/// What the figure and rule need: implementations that the experiment runs, a rule that
+/// fits the figure's kind.
+pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
+    let runs = |name: &str| experiment.implementations.iter().any(|i| i == name);
+    let rule = &experiment.rule;
+    let numeric = rule.holds.is_some();
+    match &experiment.figure {
+        FigureSpec::Ratio {
+            numerator,
+            denominator,
+        } => {
+            for name in [numerator, denominator] {
+                if !runs(name) {
+                    return Err(format!(
+                        "the ratio names `{name}`, not among its implementations"
+                    ));
+                }
+            }
+        }
+        FigureSpec::Ordering { tolerance } => {
+            if !(0.0..1.0).contains(tolerance) {
+                return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
+            }
+            if rule.expect_fastest.is_none() == rule.expect_ordering_changes.is_none() {
+                return Err(
+                    "an ordering's rule is one of expect_fastest and expect_ordering_changes"
+                        .to_string(),
+                );
+            }
+            if let Some(name) = &rule.expect_fastest
+                && !runs(name)
+            {
+                return Err(format!(
+                    "expect_fastest names `{name}`, not among its implementations"
+                ));
+            }
+            return Ok(());
+        }
+        FigureSpec::Value | FigureSpec::Slope => {}
+    }
+    if !numeric && rule.implementation.values().any(|r| r.holds.is_none()) {
+        return Err("a numeric figure's rule needs a `holds` band".to_string());
+    }
+    if !numeric && rule.implementation.is_empty() {
+        return Err("a numeric figure's rule needs a `holds` band".to_string());
+    }
+    for name in rule.implementation.keys() {
+        if !runs(name) {
+            return Err(format!(
+                "rule.implementation names `{name}`, not among its implementations"
+            ));
+        }
+    }
+    if rule.expect_fastest.is_some() || rule.expect_ordering_changes.is_some() {
+        return Err("expect_fastest and expect_ordering_changes are for an ordering".to_string());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
