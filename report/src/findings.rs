@@ -149,12 +149,16 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
                     @for v in &finding.values {
                         tr {
                             td { (v.label) }
-                            td.num {
-                                @match (v.value, &v.text) {
-                                    (Some(n), _) => (format!("{n:.3}")),
-                                    (None, Some(t)) => (t),
-                                    (None, None) => "–",
-                                }
+                            @match (v.value, &v.text) {
+                                (Some(n), _) => td.num { (format!("{n:.3}")) },
+                                // An ordering: one workload a line.
+                                (None, Some(t)) => td {
+                                    @for (i, line) in t.split("; ").enumerate() {
+                                        @if i > 0 { br; }
+                                        (line)
+                                    }
+                                },
+                                (None, None) => td.num { "–" },
                             }
                             td class=(verdict_class(v.verdict)) { (v.verdict.words()) }
                         }
