@@ -45,6 +45,9 @@ pub struct Args {
     /// Another experiments file instead of the built-in harness/experiments.toml.
     #[arg(long, value_name = "FILE")]
     experiments: Option<PathBuf>,
+    /// List the experiments (id, claim, sizes) and run nothing.
+    #[arg(long, conflicts_with_all = ["out", "quick"])]
+    list: bool,
 }
 
 /// `timerbench run`'s flags, parsed from the words [`run_words`] builds, so that each
@@ -59,6 +62,34 @@ struct RunCommand {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let all = experiments::load(args.experiments.as_deref())?;
     let selected = select(&all, &args.only)?;
+    if args.list {
+        for experiment in &selected {
+            let sizes = |sizes: &[u64]| {
+                sizes
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            println!("{}: {}", experiment.id, experiment.title);
+            println!(
+                "    {} on {}; sizes {} (--quick: {})",
+                experiment.implementations.join(", "),
+                experiment.workload_names().join(", "),
+                if experiment.traces.is_empty() {
+                    sizes(&experiment.sizes)
+                } else {
+                    "the trace's own".to_string()
+                },
+                if experiment.traces.is_empty() {
+                    sizes(&experiment.quick_sizes)
+                } else {
+                    "the same".to_string()
+                },
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let folder = match &args.out {
         Some(folder) => folder.clone(),
         None => default_folder(),
