@@ -7,22 +7,11 @@
 //! from the rules and records; this module only draws them.
 
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
+use crate::implementations::PALETTE;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::BTreeSet;
 use std::path::Path;
 use timerbench_results::{FINDINGS_FILE, Finding, Findings, Verdict, read_findings};
-
-/// Line colours of the implementations in a finding's chart, in the order first seen.
-const COLORS: &[(u8, u8, u8)] = &[
-    (0x1f, 0x77, 0xb4),
-    (0xff, 0x7f, 0x0e),
-    (0x2c, 0xa0, 0x2c),
-    (0xd6, 0x27, 0x28),
-    (0x94, 0x67, 0xbd),
-    (0x8c, 0x56, 0x4b),
-    (0xe3, 0x77, 0xc2),
-    (0x7f, 0x7f, 0x7f),
-];
 
 /// The findings that concern the results folder `folder`: all of `folder/findings.json`
 /// when it has one; else, when `folder` is an experiment's run (`DIR/<id>/` beside
@@ -222,7 +211,7 @@ fn charts(finding: &Finding) -> anyhow::Result<Vec<Markup>> {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Series {
                     name: name.to_string(),
-                    color: COLORS[index % COLORS.len()],
+                    color: PALETTE[index % PALETTE.len()],
                     dashed: false,
                     points,
                 }
