@@ -14,6 +14,7 @@ pub mod list;
 pub mod rank;
 pub mod replay;
 pub mod report;
+pub mod reproduce;
 pub mod run;
 pub mod schema;
 pub mod selection;
@@ -44,6 +45,7 @@ enum Command {
     Compare(compare::Args),
     Rank(rank::Args),
     Import(import::Args),
+    Reproduce(reproduce::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -59,6 +61,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Rank(args) => rank::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
     };
     match result {
         Ok(code) => code,

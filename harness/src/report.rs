@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_impls::{IMPLEMENTATIONS, PEERS, registry};
 use timerbench_report::{Catalog, Described, FamilyInfo, ParamInfo, Written};
-use timerbench_results::{REPORT_FILE, newest_run};
+use timerbench_results::{FINDINGS_FILE, REPORT_FILE, RESULTS_FILE, newest_run, read_findings};
 use timerbench_workloads::families::FAMILIES;
 use timerbench_workloads::suite::SuiteFile;
 
@@ -15,6 +15,8 @@ use timerbench_workloads::suite::SuiteFile;
 pub struct Args {
     /// Results folders of `timerbench run` (default: the newest folder under results/).
     /// With several, the report puts them side by side and gives the ratios to the first.
+    /// A findings folder of `timerbench reproduce` gets its findings page
+    /// (findings.html); an experiment's run in it, a report with its Findings section.
     #[arg(value_name = "RESULTS_DIR")]
     folders: Vec<PathBuf>,
     /// The HTML file to write (default: report.html in the first folder).
@@ -35,6 +37,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         args.folders.clone()
     };
+    // A findings folder of `timerbench reproduce` (findings.json, its runs in folders of
+    // their own): its findings page again.
+    if let [folder] = folders.as_slice()
+        && folder.join(FINDINGS_FILE).is_file()
+        && !folder.join(RESULTS_FILE).exists()
+    {
+        let output = args
+            .output
+            .clone()
+            .unwrap_or_else(|| folder.join("findings.html"));
+        timerbench_report::write_findings_page(&read_findings(folder)?, &output)?;
+        println!("findings: {}", output.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let output = args
         .output
         .clone()

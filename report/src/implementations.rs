@@ -53,8 +53,9 @@ impl Implementation {
     }
 }
 
-/// The project's implementations, by registry order (Tableau 10 and friends).
-const PALETTE: &[(u8, u8, u8)] = &[
+/// The project's implementations, by registry order (Tableau 10 and friends); also the
+/// lines of a finding's chart, in the order first seen.
+pub(crate) const PALETTE: &[(u8, u8, u8)] = &[
     (0x1f, 0x77, 0xb4), // blue
     (0xff, 0x7f, 0x0e), // orange
     (0x2c, 0xa0, 0x2c), // green

@@ -18,7 +18,9 @@
 //!   shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
 //!   between runs;
 //! - `charts`: the charts, one description drawn on either backend;
-//! - `page`: the page, one module per section.
+//! - `page`: the page, one module per section;
+//! - `findings`: the findings of `timerbench reproduce` (`findings.html`, and the report's
+//!   "Findings" section when a folder holds `findings.json`).
 //!
 //! **Templates.** The page is written with maud, not askama. Both compile templates and
 //! escape what they splice in; maud's templates are Rust (`html!`), so a section is a
@@ -35,6 +37,7 @@
 pub mod catalog;
 mod charts;
 mod figures;
+mod findings;
 mod implementations;
 mod model;
 mod page;
@@ -46,6 +49,7 @@ mod tests;
 pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
 pub use charts::register_fonts;
 pub use figures::thousands;
+pub use findings::write_findings_page;
 pub use page::SECTIONS;
 pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, SlowestCall, rank_run};
 
@@ -85,7 +89,8 @@ pub fn write_report(
         .enumerate()
         .map(|(index, folder)| runs::load_run(folder, index))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let model = model::Model::new(runs, catalog)?;
+    let mut model = model::Model::new(runs, catalog)?;
+    model.findings = findings::for_folder(&folders[0])?;
     let page = page::render(&model)?;
     if let Some(dir) = png {
         std::fs::create_dir_all(dir)

@@ -74,6 +74,9 @@ pub struct Model {
     pub implementations: Vec<Implementation>,
     /// Every workload in any run: the standard suite's order, then the others by name.
     pub workloads: Vec<Workload>,
+    /// The findings of `timerbench reproduce` about the first run, when it is an
+    /// experiment's run (or a folder holding `findings.json`): the page's Findings section.
+    pub findings: Option<timerbench_results::Findings>,
 }
 
 impl Model {
@@ -118,6 +121,7 @@ impl Model {
             runs,
             implementations,
             workloads,
+            findings: None,
         })
     }
 

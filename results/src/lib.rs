@@ -16,18 +16,24 @@
 //! - [`version`]: the versions this build reads, checked before anything else;
 //! - [`folder`]: reading and writing the folder's files, and finding the newest run;
 //! - [`summary`]: one flat row per cell in `summary.csv`;
-//! - [`workloads`]: the workload files of a run, their metadata and shape.
+//! - [`workloads`]: the workload files of a run, their metadata and shape;
+//! - [`findings`]: what `timerbench reproduce` concluded (`findings.json`).
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
 //! This crate's folder is also where runs land; only its sources are tracked by git.
 
+pub mod findings;
 pub mod folder;
 pub mod schema;
 pub mod summary;
 pub mod version;
 pub mod workloads;
 
+pub use findings::{
+    CellReading, FINDINGS_FILE, FINDINGS_SCHEMA, FigureValue, Finding, Findings, PublishedFigure,
+    Verdict, read_findings, write_findings,
+};
 pub use folder::{
     Appender, ENVIRONMENT_FILE, REPORT_FILE, RESULTS_FILE, RecordLine, RunFiles, SUMMARY_FILE,
     latest_by_cell, newest_run, read_environment, read_record_lines, read_records, read_run,

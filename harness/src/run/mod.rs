@@ -162,6 +162,18 @@ impl Declared {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    run_suite(args, &SuiteFile::standard(), None)
+}
+
+/// [`run`] over `suite` instead of the standard suite: `timerbench reproduce` measures each
+/// experiment's own workloads and sizes through the same plan, loop and records, and gives
+/// the `command` that makes the folder again (recorded in `environment.json` instead of
+/// this process's own command line).
+pub fn run_suite(
+    args: &Args,
+    suite: &SuiteFile,
+    command: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let resumed;
     let args = match &args.resume {
         Some(folder) => {
@@ -170,10 +182,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         None => args,
     };
-    let suite = SuiteFile::standard();
     // Every file is read and checked before anything is created.
     let inputs = files::read_all(&args.files)?;
-    let cells = plan(args, &suite, &inputs)?;
+    let cells = plan(args, suite, &inputs)?;
     let folder = match (&args.resume, &args.out) {
         // Checked by `resume::settings_of`.
         (Some(folder), _) => folder.clone(),
@@ -201,7 +212,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             min_sample_ms: args.min_sample_ms,
             max_processes: args.max_processes.max(args.processes),
         };
-        let environment = environment::capture(&suite_word(args), sampling, args.timeout);
+        let mut environment = environment::capture(&suite_word(args), sampling, args.timeout);
+        if let Some(command) = command {
+            environment.command = command.to_string();
+        }
         write_environment(&folder, &environment)?;
     }
     files::record(&inputs, &folder)?;

@@ -80,6 +80,11 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
     let mut drawn = Vec::new();
     let workloads = workloads::section(&context, &mut drawn)?;
     let lateness = lateness::section(&context, &mut drawn)?;
+    // `timerbench reproduce`'s findings about this run, when it is an experiment's.
+    let findings = match &model.findings {
+        Some(findings) => Some(crate::findings::section_body(findings)?),
+        None => None,
+    };
     let html = html! {
         (DOCTYPE)
         html lang="en" {
@@ -95,6 +100,12 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
                     (lede(model))
                     (navigation(model))
                     (summary::section(&context))
+                    @if let Some(findings) = findings {
+                        section id="findings" {
+                            h2 { "Findings" }
+                            (findings)
+                        }
+                    }
                     (implementations::section(&context))
                     (workloads)
                     (not_verified::section(&context))
@@ -170,6 +181,9 @@ fn navigation(model: &Model) -> Markup {
                 @for (anchor, heading) in SECTIONS {
                     @if *anchor != "comparison" || model.several() {
                         a href=(format!("#{anchor}")) { (heading) }
+                    }
+                    @if *anchor == "summary" && model.findings.is_some() {
+                        a href="#findings" { "Findings" }
                     }
                 }
             }

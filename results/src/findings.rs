@@ -1,0 +1,153 @@
+//! `findings.json`: what `timerbench reproduce` concluded, experiment by experiment, in this
+//! crate so that the writer (the harness) and the readers (the findings page, the report)
+//! share one definition and neither imports the other.
+//!
+//! Every verdict is traceable: a finding holds the rule it applied (as data and in words),
+//! every figure it computed, and every record it read (workload, size, implementation,
+//! status, the value of the field it read), so a reader can recompute the verdict by hand.
+//! The fields are written down in `harness/EXPERIMENTS.md`.
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The findings of one `timerbench reproduce`, in the folder it wrote.
+pub const FINDINGS_FILE: &str = "findings.json";
+
+/// The version of the findings form this build writes and reads.
+pub const FINDINGS_SCHEMA: u32 = 1;
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Findings {
+    /// [`FINDINGS_SCHEMA`].
+    pub schema: u32,
+    /// Whether the sizes were the reduced `--quick` ones (then the figures are a smoke
+    /// test of the method, not the quoted result).
+    pub quick: bool,
+    /// When the reproduction started, RFC 3339 in UTC.
+    pub started: String,
+    /// The command line, words joined by spaces.
+    pub command: String,
+    /// The git revision of the build, as `environment.json` gives it.
+    pub git_revision: String,
+    /// One per experiment, in the order of the experiments file.
+    pub experiments: Vec<Finding>,
+}
+
+/// What one experiment found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The experiment's id (`--only ID`).
+    pub id: String,
+    pub title: String,
+    /// The claim, in words.
+    pub claim: String,
+    /// Where it was published.
+    pub source: String,
+    /// The published figures, as the source gives them.
+    pub published: Vec<PublishedFigure>,
+    /// What was measured, in words (workloads, sizes, implementations).
+    pub measured: String,
+    /// The record field read from each cell, a dotted path
+    /// (`throughput.ns_per_unit_after_fill.median`).
+    pub field: String,
+    /// The figure computed from the cells, in words.
+    pub figure: String,
+    /// The rule that decides the verdict, in words.
+    pub rule: String,
+    /// The same rule as the experiments file gives it.
+    pub rule_data: serde_json::Value,
+    /// The results folder of the experiment's run, relative to the findings' folder.
+    pub folder: String,
+    /// Every cell the experiment planned, with the value read from it.
+    pub cells: Vec<CellReading>,
+    /// The computed figures, each judged by the rule.
+    pub values: Vec<FigureValue>,
+    pub verdict: Verdict,
+    /// Why the verdict: which values decided it, or why nothing could be decided.
+    pub reason: String,
+}
+
+/// A figure as the source published it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedFigure {
+    pub label: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+/// One cell read back: its key, status and the value of the experiment's field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellReading {
+    pub workload: String,
+    pub timers: u64,
+    pub implementation: String,
+    /// The record's status (`ok`, `failed`, ...), or `missing` when no record came back.
+    pub status: String,
+    /// The field's value, when the cell is `ok` and has it.
+    pub value: Option<f64>,
+    /// Why there is no value.
+    pub reason: Option<String>,
+}
+
+/// One computed figure and what the rule made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureValue {
+    /// What it is of, e.g. `start-stop at 1000000` or `start-stop, hierarchical-wheel`.
+    pub label: String,
+    /// The number, when the figure is a number.
+    pub value: Option<f64>,
+    /// The figure in words, when it is not only a number (an ordering).
+    pub text: Option<String>,
+    /// The band the rule put it in.
+    pub verdict: Verdict,
+}
+
+/// A verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Holds,
+    HoldsWithCaveat,
+    DoesNotHold,
+    /// The data cannot decide: a cell failed or is missing.
+    NotMeasured,
+}
+
+impl Verdict {
+    /// As the findings table writes it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::HoldsWithCaveat => "holds with a caveat",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// Reads `findings.json` of `folder`; one message naming the file when it is malformed or
+/// of a newer form.
+pub fn read_findings(folder: &Path) -> anyhow::Result<Findings> {
+    let path = folder.join(FINDINGS_FILE);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let findings: Findings = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a findings file", path.display()))?;
+    if findings.schema > FINDINGS_SCHEMA {
+        anyhow::bail!(
+            "{}: findings version {} is newer than this timerbench reads ({FINDINGS_SCHEMA})",
+            path.display(),
+            findings.schema
+        );
+    }
+    Ok(findings)
+}
+
+/// Writes `findings.json` into `folder`, atomically.
+pub fn write_findings(folder: &Path, findings: &Findings) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(findings)?;
+    text.push('\n');
+    crate::write_atomically(&folder.join(FINDINGS_FILE), text.as_bytes())
+}
