@@ -3,9 +3,10 @@
 //!
 //! A row is a cell (workload, timers, implementation label) that has figures (status `ok`)
 //! in both folders: A's median ns/op, B's, and B/A; and, when the records have it, the
-//! ratio of the cell's memory probe in B over A (`run/memory_probe.rs`): on a machine
-//! whose last-level cache is shared, a large cell moves with it, and the column says so
-//! beside the ratio instead of leaving the reader to guess. Nothing is dropped silently: the cells
+//! ratio of the cell's memory probe in B over A (`run/memory_probe.rs`): far from 1, the
+//! machine's memory answered the two runs differently, and the column says so beside the
+//! ratio (near 1 does not clear a 1M cell: the probe does not see how much of a shared
+//! cache a run kept). Nothing is dropped silently: the cells
 //! only in A, only in B, or without figures in either are counted and named after the
 //! table, and the last line says how many of the rows are within ±5%.
 //!
@@ -409,8 +410,9 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
         let _ = writeln!(
             out,
             "\nmemory B/A: the cell's memory probe in B over A (a 32 MiB pointer chase before \
-             and after each of its processes, median): far from 1, the machine's shared cache \
-             answered differently, and a large cell's figure moves with it."
+             and after each of its processes, median): far from 1, memory answered the cell \
+             differently in the two runs (something else used it). Near 1 does not clear a \
+             large cell: the probe does not see how much of a shared cache the run kept."
         );
     }
 

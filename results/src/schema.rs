@@ -195,10 +195,10 @@ pub struct Conditions {
     /// How fast the machine's shared cache and memory answered just before the process
     /// started and just after it ended: nanoseconds per load of a random pointer chase
     /// over 32 MiB (about a million-timer queue's working set), read by the parent
-    /// (schema 3; `null` in older records and where the parent did not read it). On a
-    /// machine whose last-level cache is shared with other tenants it moves by a factor
-    /// of two or more while the CPU-bound `calibration_ns` does not; the 1M cells move
-    /// with it.
+    /// (schema 3; `null` in older records and where the parent did not read it): the
+    /// latency of a load that misses the caches, higher when something else on the
+    /// machine uses memory. It does not measure how much of a shared last-level cache the
+    /// guest keeps (`harness/src/run/memory_probe.rs` has the figures).
     #[serde(default)]
     pub memory_probe_before_ns: Option<f64>,
     /// See `memory_probe_before_ns`.

@@ -5,11 +5,18 @@
 //! (480 MiB, `lscpu`) is shared with whatever else the host runs. A random pointer chase
 //! over 32 MiB, the size of a million-timer queue's working set, took between 48 and
 //! 133 ns per load within a few seconds on a quiet guest (2026-11-24, load below 1), while
-//! one over 2 MiB stayed at 18 ns. The 1M cells live in that range: their speed moves
-//! with the host's cache contention, which no setting inside the guest removes. The
-//! probe does not correct any figure; it makes the state visible, so that a reader (and
-//! `timerbench compare`) can tell "the structure got slower" from "the machine's memory
-//! did".
+//! one over 2 MiB stayed at 18 ns. The 1M cells live in that range. The probe does not
+//! correct any figure; it records the state beside each process.
+//!
+//! **What it does and does not see.** Read this way (cold: a line is met again only after
+//! seconds, the cell's own traffic in between), it measures the latency of a load that
+//! misses the cache, about DRAM's: 168 and 169 ns (medians) in two back-to-back default
+//! runs of 2026-11-24, 10th to 90th percentile 156-181 and 146-194. It rises when the
+//! guest itself is busy (167-210 ns with a compile on the other CPU). It did *not*
+//! explain the 1M cells that differed between those two runs (82 of 132 beyond ±5%): the
+//! correlation of a cell's probe ratio with its figure's ratio was 0.06. What moved them
+//! is what a warm chase sees (how much of the shared cache the guest keeps), and a warm
+//! reading costs a pass over the whole buffer first; that is the next step, not this.
 //!
 //! **What.** One chase of [`STEPS`] dependent loads through a random cycle over
 //! [`BYTES`], one load per 64-byte line, so that every load misses the private caches and
