@@ -112,12 +112,17 @@ impl Chase {
 /// process's reading with its median over the cell's was 0.35 over 62 processes. It sees
 /// part of what moves the 1M cells, not all, so it stays a study switch.
 pub fn read() -> f64 {
+    reading(warm())
+}
+
+/// One reading, warm or cold.
+fn reading(warm: bool) -> f64 {
     static CHASE: OnceLock<Chase> = OnceLock::new();
     // Where the last reading stopped (a cell runs one child at a time, so one reader).
     static AT: AtomicU32 = AtomicU32::new(0);
     let chase = CHASE.get_or_init(Chase::new);
     let mut at = AT.load(Ordering::Relaxed);
-    if warm() {
+    if warm {
         // BYTES / LINE / STEPS chases go once round the cycle and end where they began.
         for _ in 0..BYTES / LINE / STEPS as usize {
             at = chase.read(at).1;
@@ -158,7 +163,22 @@ mod tests {
     #[test]
     fn a_reading_is_a_positive_time_per_load() {
         assert_eq!(std::mem::size_of::<Line>(), LINE);
-        let ns = read();
-        assert!(ns.is_finite() && ns > 0.0, "{ns}");
+        for warm in [false, true] {
+            let ns = reading(warm);
+            assert!(ns.is_finite() && ns > 0.0, "warm {warm}: {ns}");
+        }
+    }
+
+    #[test]
+    fn the_warm_pass_goes_once_round_the_cycle() {
+        // So that the timed chase after it starts where the pass began, on lines just
+        // touched.
+        assert_eq!(BYTES / LINE % STEPS as usize, 0);
+        let chase = Chase::new();
+        let mut at = 0;
+        for _ in 0..BYTES / LINE / STEPS as usize {
+            at = chase.read(at).1;
+        }
+        assert_eq!(at, 0);
     }
 }
