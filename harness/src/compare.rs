@@ -25,6 +25,8 @@
 
 use crate::table::Table;
 use anyhow::bail;
+use lists::{count, describe, heading, list, within_by_size};
+use machine::cell_memory_probe;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -32,6 +34,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_report::thousands;
 use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, spread};
+
+mod lists;
+mod machine;
 
 /// How many combined standard deviations apart two medians must be to be beyond noise.
 pub const K: f64 = 3.0;
@@ -466,143 +471,6 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
     let _ = writeln!(out, "\n{}", within_by_size(&comparison.rows));
     let _ = writeln!(out, "{within} of {n} cells within ±5%");
     out
-}
-
-/// The median of a cell's memory probe readings over all its processes, when it has any.
-fn cell_memory_probe(record: &CellRecord) -> Option<f64> {
-    let mut readings: Vec<f64> = record
-        .conditions
-        .iter()
-        .flat_map(|c| [c.memory_probe_before_ns, c.memory_probe_after_ns])
-        .flatten()
-        .collect();
-    readings.sort_by(f64::total_cmp);
-    readings.get(readings.len() / 2).copied()
-}
-
-/// `By size: 1,000 timers 163 of 182, ...`: the last line's count per size, since what
-/// varies between runs on a shared machine is mostly the sizes whose working set outgrows
-/// the private caches.
-fn within_by_size(rows: &[Row]) -> String {
-    let mut by_size: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-    for row in rows {
-        let (within, all) = by_size.entry(row.key.timers).or_default();
-        *all += 1;
-        if (row.ratio() - 1.0).abs() <= WITHIN + 1e-9 {
-            *within += 1;
-        }
-    }
-    let sizes: Vec<String> = by_size
-        .iter()
-        .map(|(timers, (within, all))| format!("{} timers {within} of {all}", thousands(*timers)))
-        .collect();
-    format!("By size: {}", sizes.join(", "))
-}
-
-impl Side {
-    /// The median calibration time over every process of every record (`null` in records
-    /// older than the field): how fast the machine ran for this folder's run.
-    fn calibration(&self) -> Option<f64> {
-        let mut times: Vec<f64> = self
-            .records
-            .values()
-            .flat_map(|r| &r.conditions)
-            .filter_map(|c| c.calibration_ns)
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times.get(times.len() / 2).copied()
-    }
-
-    /// The median memory probe over every reading of every process (`null` in records
-    /// older than the field): how fast the machine's shared cache and memory answered
-    /// during this folder's run, the state the 1M cells depend on.
-    fn memory_probe(&self) -> Option<f64> {
-        let mut times: Vec<f64> = self
-            .records
-            .values()
-            .flat_map(|r| &r.conditions)
-            .flat_map(|c| [c.memory_probe_before_ns, c.memory_probe_after_ns])
-            .flatten()
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times.get(times.len() / 2).copied()
-    }
-}
-
-/// `Only in A: 3 cells`, then one line per workload and set of sizes: `workload at N / M
-/// timers: impl, impl` (one implementation at many sizes, or many at one size, stays one
-/// line per workload).
-fn list(out: &mut String, title: &str, keys: &[CellKey], markdown: bool) {
-    if keys.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "\n{}: {}", heading(title, markdown), count(keys.len()));
-    // Per (workload, implementation), its sizes, in order of first appearance.
-    let mut sizes: Vec<(&str, &str, Vec<u64>)> = Vec::new();
-    for key in keys {
-        match sizes
-            .iter_mut()
-            .find(|(w, i, _)| *w == key.workload && *i == key.implementation)
-        {
-            Some((_, _, timers)) => timers.push(key.timers),
-            None => sizes.push((&key.workload, &key.implementation, vec![key.timers])),
-        }
-    }
-    let mut lines: Vec<ListLine> = Vec::new();
-    for (workload, implementation, timers) in sizes {
-        match lines
-            .iter_mut()
-            .find(|l| l.workload == workload && l.timers == timers)
-        {
-            Some(line) => line.implementations.push(implementation),
-            None => lines.push(ListLine {
-                workload,
-                timers,
-                implementations: vec![implementation],
-            }),
-        }
-    }
-    for line in lines {
-        let timers: Vec<String> = line.timers.iter().map(|&t| thousands(t)).collect();
-        let _ = writeln!(
-            out,
-            "{}{} at {} timers: {}",
-            if markdown { "- " } else { "  " },
-            line.workload,
-            timers.join(" / "),
-            line.implementations.join(", ")
-        );
-    }
-}
-
-/// One line of a list of cells: a workload, some sizes, the implementations at exactly
-/// those sizes.
-struct ListLine<'k> {
-    workload: &'k str,
-    timers: Vec<u64>,
-    implementations: Vec<&'k str>,
-}
-
-fn heading(title: &str, markdown: bool) -> String {
-    if markdown {
-        format!("**{title}**")
-    } else {
-        title.to_string()
-    }
-}
-
-fn count(n: usize) -> String {
-    format!("{n} cell{}", if n == 1 { "" } else { "s" })
-}
-
-/// `workload at N timers, implementation`.
-fn describe(key: &CellKey) -> String {
-    format!(
-        "{} at {} timers, {}",
-        key.workload,
-        thousands(key.timers),
-        key.implementation
-    )
 }
 
 /// A GitHub-flavoured Markdown table; a column whose name starts with `>` is right-aligned
