@@ -359,20 +359,7 @@ fn run_words(
 
 /// `results/reproduce-<date>-<host>-<git rev>`, `-2`, `-3`... when it exists.
 fn default_folder() -> PathBuf {
-    let date = chrono::Utc::now().format("%Y-%m-%d");
-    let base = format!(
-        "reproduce-{date}-{}-{}",
-        environment::host(),
-        environment::git_revision()
-    );
-    let root = Path::new("results");
-    let mut folder = root.join(&base);
-    let mut n = 2;
-    while folder.exists() {
-        folder = root.join(format!("{base}-{n}"));
-        n += 1;
-    }
-    folder
+    crate::run::free_folder("reproduce-")
 }
 
 #[cfg(test)]

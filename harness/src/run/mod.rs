@@ -189,7 +189,7 @@ pub fn run_suite(
         // Checked by `resume::settings_of`.
         (Some(folder), _) => folder.clone(),
         (None, Some(folder)) => folder.clone(),
-        (None, None) => default_folder()?,
+        (None, None) => free_folder(""),
     };
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create the results folder {}", folder.display()))?;
@@ -451,10 +451,13 @@ fn case_id(case: &Case) -> String {
     command_line(&case.family, &case.spec)
 }
 
-fn default_folder() -> anyhow::Result<PathBuf> {
+/// `results/<prefix><date>-<host>-<git rev>`, or with `-2`, `-3`... when that exists: a
+/// results folder no earlier run holds (`timerbench reproduce` uses the prefix
+/// `reproduce-`).
+pub(crate) fn free_folder(prefix: &str) -> PathBuf {
     let date = chrono::Utc::now().format("%Y-%m-%d");
     let base = format!(
-        "{date}-{}-{}",
+        "{prefix}{date}-{}-{}",
         environment::host(),
         environment::git_revision()
     );
@@ -465,7 +468,7 @@ fn default_folder() -> anyhow::Result<PathBuf> {
         folder = root.join(format!("{base}-{n}"));
         n += 1;
     }
-    Ok(folder)
+    folder
 }
 
 #[cfg(test)]
