@@ -13,6 +13,8 @@ pub struct Sampling {
     /// The least time of a sample, milliseconds.
     pub min_sample_ms: u64,
     pub max_processes: u32,
+    /// Groups at this many timers or more are measured as one block (0: none).
+    pub spread_from: u64,
 }
 
 /// The environment of a run starting now.
@@ -34,6 +36,7 @@ pub fn capture(suite: &str, sampling: Sampling, timeout: u64) -> Environment {
         processes: sampling.processes,
         min_sample_ms: sampling.min_sample_ms,
         max_processes: sampling.max_processes,
+        spread_from: sampling.spread_from,
     }
 }
 

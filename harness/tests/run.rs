@@ -346,3 +346,60 @@ fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
             > 0.0
     );
 }
+
+/// The start of each process of every cell in `folder`, by role: `(full, samples)`.
+fn process_starts(folder: &Path) -> (Vec<u64>, Vec<u64>) {
+    let (mut full, mut samples) = (Vec::new(), Vec::new());
+    for line in std::fs::read_to_string(folder.join("results.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for conditions in v["conditions"].as_array().unwrap() {
+            let started = conditions["started_unix_ms"]
+                .as_u64()
+                .expect("a start time");
+            match conditions["role"].as_str().unwrap() {
+                "full" => full.push(started),
+                _ => samples.push(started),
+            }
+        }
+    }
+    (full, samples)
+}
+
+#[test]
+fn groups_from_the_spread_size_take_their_rounds_together() {
+    let root = tempfile::tempdir().unwrap();
+    let run = |spread_from: &str, name: &str| {
+        let out = root.path().join(name);
+        let mut args = SMALL_RUN.to_vec();
+        args.extend(["--processes", "2", "--max-processes", "2"]);
+        args.extend(["--min-sample-ms", "1", "--spread-from", spread_from]);
+        args.extend(["--out", out.to_str().unwrap()]);
+        assert_succeeded(&timerbench(&args, root.path()));
+        out
+    };
+    // Every group (500 and 1000 timers) in one block: all four groups' full processes
+    // start before any group's second process.
+    let spread = run("500", "spread");
+    let (full, samples) = process_starts(&spread);
+    assert_eq!((full.len(), samples.len()), (8, 8));
+    assert!(
+        full.iter().max() <= samples.iter().min(),
+        "{full:?} {samples:?}"
+    );
+    let environment: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(spread.join("environment.json")).unwrap())
+            .unwrap();
+    assert_eq!(environment["spread_from"], 500);
+    // Each group on its own: the first group's second processes come before the last
+    // group's full ones.
+    let alone = run("0", "alone");
+    let (full, samples) = process_starts(&alone);
+    assert!(
+        samples.iter().min() < full.iter().max(),
+        "{full:?} {samples:?}"
+    );
+    assert_eq!(cells(&alone).len(), cells(&spread).len());
+}

@@ -204,6 +204,10 @@ pub struct Conditions {
     /// See `memory_probe_before_ns`.
     #[serde(default)]
     pub memory_probe_after_ns: Option<f64>,
+    /// When the parent started the process, milliseconds since the Unix epoch (schema 3,
+    /// later; `null` in older records): where the cell's processes fell in the run.
+    #[serde(default)]
+    pub started_unix_ms: Option<u64>,
 }
 
 impl Conditions {
@@ -525,6 +529,11 @@ pub struct Environment {
     /// (`--max-processes`; schema 3, 0 in older files: `processes` was the most).
     #[serde(default)]
     pub max_processes: u32,
+    /// The size from which groups are measured together, their rounds spread over the
+    /// block (`--spread-from`; schema 3, later; 0: every group on its own, as in older
+    /// files).
+    #[serde(default)]
+    pub spread_from: u64,
 }
 
 /// A median and median absolute deviation of `samples`.

@@ -165,6 +165,7 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         calibration_ns: None,
         memory_probe_before_ns: None,
         memory_probe_after_ns: None,
+        started_unix_ms: None,
     };
     variant.conditions = vec![conditions(0.5), conditions(2.5), conditions(0.5)];
     // A record of schema 1: no base, parameters or precision.
@@ -225,6 +226,7 @@ fn the_environment_is_written_and_read_back() {
         processes: 3,
         min_sample_ms: 10,
         max_processes: 0,
+        spread_from: 0,
     };
     write_environment(dir.path(), &environment).unwrap();
     let path = dir.path().join("environment.json");

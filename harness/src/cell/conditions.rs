@@ -31,6 +31,7 @@ pub fn begin(role: &str) -> Conditions {
         calibration_ns: Some(calibration_ns()),
         memory_probe_before_ns: None,
         memory_probe_after_ns: None,
+        started_unix_ms: None,
     }
 }
 
@@ -114,6 +115,7 @@ mod tests {
             calibration_ns: None,
             memory_probe_before_ns: None,
             memory_probe_after_ns: None,
+            started_unix_ms: None,
         };
         // The measuring process is about 1 of the load: up to 2 on 2 CPUs is quiet.
         assert!(!conditions.under_load());

@@ -36,6 +36,7 @@ pub(super) fn run_cell(
         return failure_record(&spec, Status::Unsupported, reason, elapsed);
     }
     let before = memory_probe::read();
+    let started_unix_ms = unix_ms();
     let outcome = spawn::<CellRecord>(&spec, limit);
     let after = memory_probe::read();
     let elapsed = started.elapsed().as_secs_f64();
@@ -44,11 +45,18 @@ pub(super) fn run_cell(
             if let Some(conditions) = record.conditions.last_mut() {
                 conditions.memory_probe_before_ns = Some(before);
                 conditions.memory_probe_after_ns = Some(after);
+                conditions.started_unix_ms = started_unix_ms;
             }
             record
         }
         Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
+}
+
+/// Now, in milliseconds since the Unix epoch (`None` for a clock set before it).
+fn unix_ms() -> Option<u64> {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.ok().map(|d| d.as_millis() as u64)
 }
 
 /// Runs one `samples` process of a cell whose `full` process verified: its samples, or
@@ -63,11 +71,13 @@ pub(super) fn run_samples(
     let mut spec = spec_of(cell, workload, sampling, false);
     spec.mode = CellMode::Samples;
     let before = memory_probe::read();
+    let started_unix_ms = unix_ms();
     let mut set = spawn::<SampleSet>(&spec, limit)?;
     let after = memory_probe::read();
     if let Some(conditions) = set.conditions.as_mut() {
         conditions.memory_probe_before_ns = Some(before);
         conditions.memory_probe_after_ns = Some(after);
+        conditions.started_unix_ms = started_unix_ms;
     }
     match (&set.throughput, &set.problem) {
         (Some(_), _) => Ok(set),

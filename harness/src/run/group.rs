@@ -25,6 +25,10 @@
 //!    that default run had a median spread of 1.0% between processes already, and each
 //!    process would cost ten seconds or more.
 //!
+//! The groups from `--spread-from` timers up (1M by default) are measured as one block
+//! instead ([`measure_block`]): the steps above, each taken for every group of the block
+//! before the next, so that a group's rounds lie apart across the block.
+//!
 //! Each cell's record then holds every process's samples (the spreads recomputed over
 //! all), the median of each process, and each process's conditions; the records are
 //! appended when the group is done, so a cell is recorded once, whole. A samples process
@@ -59,72 +63,120 @@ pub(super) struct Settings {
     pub inject_panic: Option<String>,
 }
 
-/// Measures `cells` (one workload at one size, each an implementation) on `workload`;
-/// `first` is the index of the first in the run, for the progress lines.
-pub(super) fn measure(
-    cells: &[&Cell],
-    workload: &Prepared,
+/// One group of a block: its cells (one workload at one size, each an implementation),
+/// the workload, the index of its first cell in the run (for the progress lines) and its
+/// records as they fill.
+pub(super) struct Group<'a> {
+    pub cells: &'a [&'a Cell],
+    pub workload: &'a Prepared,
+    pub first: usize,
+    records: Vec<CellRecord>,
+}
+
+impl<'a> Group<'a> {
+    pub fn new(cells: &'a [&'a Cell], workload: &'a Prepared, first: usize) -> Self {
+        Group {
+            cells,
+            workload,
+            first,
+            records: Vec::new(),
+        }
+    }
+}
+
+/// Measures a block of groups and returns each group's records, in the groups' order.
+///
+/// A block of one group is the group measured on its own, as the module documentation
+/// says. A block of several (`--spread-from`: the groups at 1M timers by default) runs
+/// every group's `full` processes, then round 1 of every group, then round 2, and so on:
+/// the rounds of one group are spread over the whole block instead of following each
+/// other. At 1M one group takes minutes, and two runs' 1M cells moved by workload, whole
+/// groups faster or slower together (2026-11-24, two default runs: median ratio per
+/// workload 0.83 to 1.08): the machine's state over minutes (its share of the host's
+/// cache), which a group measured at one stretch takes whole. Spread, each cell's median
+/// is taken over the block's whole span.
+pub(super) fn measure_block(
+    mut groups: Vec<Group>,
     settings: &Settings,
     progress: &Progress,
-    first: usize,
-) -> Vec<CellRecord> {
-    let mut records: Vec<CellRecord> = cells
-        .iter()
-        .enumerate()
-        .map(|(offset, cell)| {
-            let label = label(cell);
-            progress.start(first + offset, &label);
-            let inject = settings.inject_panic.as_deref() == Some(&cell_name(&cell.key()));
-            let record = child::run_cell(cell, workload, settings.sampling, settings.limit, inject);
-            progress.finish_cell(first + offset, &label, &record);
-            record
-        })
-        .collect();
+) -> Vec<Vec<CellRecord>> {
+    for group in &mut groups {
+        group.records = group
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(offset, cell)| {
+                let label = label(cell);
+                progress.start(group.first + offset, &label);
+                let inject = settings.inject_panic.as_deref() == Some(&cell_name(&cell.key()));
+                let record = child::run_cell(
+                    cell,
+                    group.workload,
+                    settings.sampling,
+                    settings.limit,
+                    inject,
+                );
+                progress.finish_cell(group.first + offset, &label, &record);
+                record
+            })
+            .collect();
+    }
     for round in 1..settings.processes as usize {
-        let order = (0..cells.len()).map(|i| (i + round) % cells.len());
-        for index in order {
-            if records[index].status != Status::Ok {
-                continue;
-            }
-            let sampling = as_the_full_process(settings.sampling, &records[index]);
-            let started = Instant::now();
-            let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
-            let record = &mut records[index];
-            record.elapsed_seconds += started.elapsed().as_secs_f64();
-            match outcome {
-                Ok(set) => child::merge(record, set),
-                Err((status, reason)) => *record = fail(record.clone(), status, reason),
+        for group in &mut groups {
+            let order = (0..group.cells.len()).map(|i| (i + round) % group.cells.len());
+            for index in order {
+                if group.records[index].status == Status::Ok {
+                    one_more_process(group, index, settings);
+                }
             }
         }
     }
     let mut round = settings.processes as usize;
     while round < settings.max_processes as usize && settings.processes > 1 {
-        let unsettled: Vec<usize> = (0..cells.len())
-            .filter(|&i| unsettled(&records[i]))
-            .collect();
-        if unsettled.is_empty() {
-            break;
-        }
-        for offset in 0..unsettled.len() {
-            let index = unsettled[(offset + round) % unsettled.len()];
-            let sampling = as_the_full_process(settings.sampling, &records[index]);
-            let started = Instant::now();
-            let outcome = child::run_samples(cells[index], workload, sampling, settings.limit);
-            let record = &mut records[index];
-            record.elapsed_seconds += started.elapsed().as_secs_f64();
-            match outcome {
-                Ok(set) => child::merge(record, set),
-                Err((status, reason)) => *record = fail(record.clone(), status, reason),
+        let mut any = false;
+        for group in &mut groups {
+            let unsettled: Vec<usize> = (0..group.cells.len())
+                .filter(|&i| unsettled(&group.records[i]))
+                .collect();
+            for offset in 0..unsettled.len() {
+                one_more_process(
+                    group,
+                    unsettled[(offset + round) % unsettled.len()],
+                    settings,
+                );
             }
+            any |= !unsettled.is_empty();
+        }
+        if !any {
+            break;
         }
         round += 1;
     }
-    if settings.processes > 1 {
-        for (cell, record) in cells.iter().zip(&records) {
-            progress.note(&summary_line(cell, record));
-        }
+    groups
+        .into_iter()
+        .map(|group| {
+            if settings.processes > 1 {
+                for (cell, record) in group.cells.iter().zip(&group.records) {
+                    progress.note(&summary_line(cell, record));
+                }
+            }
+            group.records
+        })
+        .collect()
+}
+
+/// One more `samples` process of the group's cell `index`, merged into its record (or
+/// ending it, with its reason, if the process fails).
+fn one_more_process(group: &mut Group, index: usize, settings: &Settings) {
+    let sampling = as_the_full_process(settings.sampling, &group.records[index]);
+    let started = Instant::now();
+    let outcome = child::run_samples(group.cells[index], group.workload, sampling, settings.limit);
+    let record = &mut group.records[index];
+    record.elapsed_seconds += started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(set) => child::merge(record, set),
+        Err((status, reason)) => *record = fail(record.clone(), status, reason),
     }
-    records
 }
 
 /// `sampling` with as many samples per process as the cell's `full` process took: fewer

@@ -97,6 +97,13 @@ pub struct Args {
     /// under half a second takes more, one round at a time, up to this many (at least P).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
+    /// The groups (one workload at one size) with at least this many timers are measured
+    /// last, together: every group's first process, then every group's second, and so
+    /// on, so that each cell's processes are spread over the whole block rather than a few
+    /// minutes of it; 0 measures every group on its own. A block's records are written when
+    /// the whole block is done, so an interrupted run resumes the block from its start.
+    #[arg(long, value_name = "TIMERS", default_value_t = 1_000_000)]
+    spread_from: u64,
     /// The results folder (default: results/<date>-<host>-<git rev>).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     out: Option<PathBuf>,
@@ -211,6 +218,7 @@ pub fn run_suite(
             processes: args.processes,
             min_sample_ms: args.min_sample_ms,
             max_processes: args.max_processes.max(args.processes),
+            spread_from: args.spread_from,
         };
         let mut environment = environment::capture(&suite_word(args), sampling, args.timeout);
         if let Some(command) = command {
@@ -254,18 +262,40 @@ pub fn run_suite(
         limit: Duration::from_secs(args.timeout),
         inject_panic: args.inject_panic.clone(),
     };
+    // The plan lists each (workload, size)'s implementations together: one group each.
+    // The groups at `--spread-from` timers or more are measured last, as one block whose
+    // rounds are spread over all of them (`group::measure_block`).
+    let spread =
+        |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
+    let groups: Vec<&[&Cell]> = todo
+        .chunk_by(|a, b| case_id(&a.case) == case_id(&b.case))
+        .collect();
+    let (spread_groups, alone): (Vec<&[&Cell]>, Vec<&[&Cell]>) =
+        groups.into_iter().partition(|cells| spread(cells));
+    let mut blocks: Vec<Vec<&[&Cell]>> = alone.into_iter().map(|cells| vec![cells]).collect();
+    if !spread_groups.is_empty() {
+        blocks.push(spread_groups);
+    }
     let mut not_ok = 0;
     let mut first = 0;
-    // The plan lists each (workload, size)'s implementations together: one group each.
-    for cells in todo.chunk_by(|a, b| case_id(&a.case) == case_id(&b.case)) {
-        let workload = &prepared[&case_id(&cells[0].case)];
-        for record in group::measure(cells, workload, &settings, &progress, first) {
+    for block in blocks {
+        let groups = block
+            .into_iter()
+            .map(|cells| {
+                let group = group::Group::new(cells, &prepared[&case_id(&cells[0].case)], first);
+                first += cells.len();
+                group
+            })
+            .collect();
+        for record in group::measure_block(groups, &settings, &progress)
+            .into_iter()
+            .flatten()
+        {
             results.append(&record)?;
             if record.status != Status::Ok && !record.status.left_out() {
                 not_ok += 1;
             }
         }
-        first += cells.len();
     }
     progress.done();
 

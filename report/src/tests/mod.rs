@@ -217,6 +217,7 @@ pub(super) fn environment(host: &str, revision: &str) -> Environment {
         processes: 3,
         min_sample_ms: 10,
         max_processes: 0,
+        spread_from: 0,
     }
 }
 

@@ -20,6 +20,7 @@ fn conditions(role: &str, load_before: f64, load_after: f64) -> Conditions {
         calibration_ns: Some(320_000.0),
         memory_probe_before_ns: Some(100.0),
         memory_probe_after_ns: Some(150.0),
+        started_unix_ms: None,
     }
 }
 
@@ -179,6 +180,7 @@ fn records_of_one_process_without_conditions_show_neither() {
         processes: 0,
         min_sample_ms: 0,
         max_processes: 0,
+        spread_from: 0,
         ..environment("alpha", "abc1234")
     };
     write_folder(&folder, &records(1.0), &older);

@@ -175,6 +175,7 @@ fn a_slowest_call_measured_under_load_is_marked() {
         calibration_ns: None,
         memory_probe_before_ns: None,
         memory_probe_after_ns: None,
+        started_unix_ms: None,
     }];
     write_folder(&folder, &records, &environment("alpha", "abc1234"));
     let output = folder.join("report.html");
