@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use timerbench_impls::Variant;
+use timerbench_workloads::import::Moves;
 use timerbench_workloads::suite::WorkloadDefinition;
 
 /// The experiments file compiled into the binary.
@@ -60,6 +61,11 @@ pub struct Experiment {
     /// The record field each cell gives: a dotted path into the record, or a derived
     /// field (see [`super::figures::DERIVED_FIELDS`]).
     pub field: String,
+    /// Other fields read from each cell and shown in the finding's `measured` text, never
+    /// judged: so that a figure the rule leaves aside (the raw lateness beside the one
+    /// without Linux's rounding tick) stays in sight.
+    #[serde(default)]
+    pub shown: Vec<String>,
     pub figure: FigureSpec,
     #[serde(default)]
     pub rule: Rule,
@@ -75,6 +81,9 @@ pub struct Trace {
     pub path: String,
     /// `--timers` of the import: `wheel`, `hrtimer` or `all`.
     pub timers: String,
+    /// `--moves` of the import: `advance` (the default) or `tick`.
+    #[serde(default)]
+    pub moves: Moves,
 }
 
 /// A workload of an experiment.
@@ -263,7 +272,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
-        super::figures::check_field(&experiment.field).map_err(fail)?;
+        for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
+            super::figures::check_field(field).map_err(fail)?;
+        }
         super::verdict::check_rule(experiment).map_err(fail)?;
         experiment
             .suite(&experiment.sizes)
@@ -285,6 +296,12 @@ mod tests {
         assert!(matches!(quad.figure, FigureSpec::Ratio { .. }));
         let suite = quad.suite(quad.sizes(true)).unwrap();
         assert_eq!(suite.cases("full").unwrap().len(), quad.quick_sizes.len());
+        let trace = experiments
+            .iter()
+            .find(|e| e.id == "linux-trace-lateness")
+            .unwrap();
+        assert_eq!(trace.traces[0].moves, Moves::Tick);
+        assert_eq!(trace.shown, ["lateness.largest_fraction_of_delay"]);
     }
 
     #[test]
@@ -348,6 +365,19 @@ mod tests {
         );
         let error = parse(&both, "x.toml").unwrap_err().to_string();
         assert!(error.contains("either workloads or traces"), "{error}");
+        let shown = good.replace("field =", "shown = [\"speed\"]\nfield =");
+        let error = parse(&shown, "x.toml").unwrap_err().to_string();
+        assert!(error.contains("field `speed`"), "{error}");
+        let moves = one(
+            "traces = [{ name = \"t\", path = \"t.txt\", timers = \"wheel\", moves = \"jump\" }]\n\
+             field = \"fraction_stopped\"\nfigure = { kind = \"value\" }\n",
+        )
+        .replace("workloads = [\"start-stop\"]\n", "");
+        let error = parse(&moves, "x.toml").unwrap_err().to_string();
+        assert!(
+            error.starts_with("x.toml:10: unknown variant `jump`, expected `advance` or `tick`"),
+            "{error}"
+        );
         let one_size = good.replace("quick_sizes = [100, 200]", "quick_sizes = [100]");
         let error = parse(&one_size, "x.toml").unwrap_err().to_string();
         assert!(

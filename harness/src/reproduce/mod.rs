@@ -181,6 +181,7 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
     let mut sizes = experiment.sizes(quick).to_vec();
     let run_folder = folder.join(&experiment.id);
     let measured = measure(experiment, folder, &run_folder, &sizes, quick);
+    let mut shown = String::new();
     let (cells, values, verdict, reason) = match measured {
         Ok((records, files)) => {
             if !experiment.traces.is_empty() {
@@ -194,7 +195,8 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
                     .into_iter()
                     .collect();
             }
-            let cells = figures::readings(experiment, &sizes, &records, &files);
+            shown = figures::shown_words(experiment, &sizes, &records, &files);
+            let cells = figures::readings(experiment, &experiment.field, &sizes, &records, &files);
             let computed = figures::compute(experiment, &sizes, &cells);
             let (values, verdict, reason) =
                 verdict::judge(&experiment.figure, &experiment.rule, &computed);
@@ -214,7 +216,7 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
         source: experiment.source.clone(),
         published: experiment.published.clone(),
         measured: format!(
-            "{} (workloads {}; sizes {}; field {})",
+            "{} (workloads {}; sizes {}; field {}{shown})",
             experiment.measured,
             experiment.workload_names().join(", "),
             sizes
@@ -276,13 +278,14 @@ fn measure(
     ))
 }
 
-/// Imports each trace of `experiment` into `traces/NAME.tw` (once: a later experiment of
-/// the same trace reuses it) with `timerbench import ftrace` in a child process, as a user
-/// would; gives the files.
+/// Imports each trace of `experiment` into `traces/NAME-TIMERS-MOVES.tw` (once: a later
+/// experiment of the same trace, timers and moves reuses it) with `timerbench import
+/// ftrace` in a child process, as a user would; gives the files.
 fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for trace in &experiment.traces {
-        let file = traces.join(format!("{}-{}.tw", trace.name, trace.timers));
+        let moves = trace.moves.name();
+        let file = traces.join(format!("{}-{}-{moves}.tw", trace.name, trace.timers));
         if !file.is_file() {
             if !Path::new(&trace.path).is_file() {
                 bail!(
@@ -301,6 +304,8 @@ fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<P
                     &trace.path,
                     "--timers",
                     &trace.timers,
+                    "--moves",
+                    moves,
                     "-o",
                 ])
                 .arg(&file)

@@ -168,7 +168,8 @@ pub struct Tally {
 /// by the whole next gap between the recording's events, which is the recording's
 /// rhythm, not the structure's slack; under `t N` each tick is its own move (the workload
 /// format's "Outcome"), so it is measured late by its own tick.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Moves {
     /// `a N`: one move per gap, one call however long the gap (the default).
     #[default]
