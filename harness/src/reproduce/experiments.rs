@@ -145,7 +145,7 @@ impl Band {
 /// The rule that decides the verdict. For numeric figures: every figure in `holds` →
 /// holds; every figure in `holds` or `caveat`, some in `caveat` → holds with a caveat;
 /// else does not hold. `implementation` gives a rule of its own to the figures of one
-/// implementation (slopes). For an ordering: `expect_fastest` or `expect_ordering_changes`.
+/// implementation (slopes). For an ordering: `expect_fastest` or `expect_fastest_changes`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -156,10 +156,12 @@ pub struct Rule {
     /// Ordering: this implementation is the fastest in every workload at every size
     /// (holds), within the tolerance of the fastest (caveat), or not (does not hold).
     pub expect_fastest: Option<String>,
-    /// Ordering: `true` claims the order changes between workloads: holds when the
-    /// fastest of one workload is beaten beyond the tolerance in another, caveat when only
-    /// others swap, does not hold when no pair swaps.
-    pub expect_ordering_changes: Option<bool>,
+    /// Ordering: `true` claims that which implementation is fastest changes between
+    /// workloads at some size: it holds when, at one size at least, two workloads' sets
+    /// of tied-fastest implementations (within the tolerance of the lowest) have none in
+    /// common, and does not hold otherwise; a tie is not a change. `false` claims the
+    /// opposite, at every size.
+    pub expect_fastest_changes: Option<bool>,
     /// Rules of their own for some implementations' figures.
     #[serde(default)]
     pub implementation: BTreeMap<String, Rule>,
@@ -346,7 +348,7 @@ mod tests {
             ),
             (
                 "field = \"ns_per_timer\"\nfigure = { kind = \"ordering\", tolerance = 0.05 }\n",
-                "one of expect_fastest and expect_ordering_changes",
+                "one of expect_fastest and expect_fastest_changes",
             ),
         ] {
             let error = parse(&one(extra), "x.toml").unwrap_err().to_string();

@@ -116,14 +116,16 @@ pub fn rule_words(rule: &Rule) -> String {
              another is fastest but not beyond the tolerance; else does not hold"
         ));
     }
-    if let Some(changes) = rule.expect_ordering_changes {
+    if let Some(changes) = rule.expect_fastest_changes {
         parts.push(if changes {
-            "holds when, at every size, some workload's fastest is beaten beyond the tolerance \
-             in another workload; a caveat when only slower ones swap; does not hold when no \
-             pair swaps"
+            "holds when, at one size at least, two workloads have no fastest implementation in \
+             common (the fastest being every implementation within the tolerance of the lowest \
+             value, so a tie is not a change); else does not hold"
                 .to_string()
         } else {
-            "holds when no pair swaps beyond the tolerance between workloads".to_string()
+            "holds when, at every size, every two workloads have a fastest implementation in \
+             common (within the tolerance of the lowest value); else does not hold"
+                .to_string()
         });
     }
     if let Some(holds) = &rule.holds {
