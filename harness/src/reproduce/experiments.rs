@@ -145,7 +145,7 @@ impl Band {
 /// The rule that decides the verdict. For numeric figures: every figure in `holds` →
 /// holds; every figure in `holds` or `caveat`, some in `caveat` → holds with a caveat;
 /// else does not hold. `implementation` gives a rule of its own to the figures of one
-/// implementation (slopes). For an ordering: `expect_fastest` or `expect_fastest_changes`.
+/// implementation (slopes). For an ordering: `expect_lowest` or `expect_fastest_changes`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -153,9 +153,10 @@ pub struct Rule {
     pub caveat: Option<Band>,
     /// What the caveat means, in words.
     pub caveat_note: Option<String>,
-    /// Ordering: this implementation is the fastest in every workload at every size
-    /// (holds), within the tolerance of the fastest (caveat), or not (does not hold).
-    pub expect_fastest: Option<String>,
+    /// Ordering: this implementation has the lowest value (the least time, memory...) in
+    /// every workload at every size (holds), within the tolerance of the lowest (caveat),
+    /// or not (does not hold).
+    pub expect_lowest: Option<String>,
     /// Ordering: `true` claims that which implementation is fastest changes between
     /// workloads at some size: it holds when, at one size at least, two workloads' sets
     /// of tied-fastest implementations (within the tolerance of the lowest) have none in
@@ -303,6 +304,17 @@ mod tests {
             .find(|e| e.id == "linux-trace-lateness")
             .unwrap();
         assert_eq!(trace.traces[0].moves, Moves::Tick);
+        // The memory of keepalive-100k's own cells.
+        let find = |id: &str| experiments.iter().find(|e| e.id == id).unwrap();
+        let (cpu, memory) = (find("keepalive-100k"), find("keepalive-100k-memory"));
+        assert_eq!(memory.workload_names(), cpu.workload_names());
+        assert_eq!(
+            (&memory.sizes, &memory.quick_sizes),
+            (&cpu.sizes, &cpu.quick_sizes)
+        );
+        assert_eq!(memory.implementations, cpu.implementations);
+        assert_eq!(memory.rule.expect_lowest.as_deref(), Some("ring-buckets"));
+        assert_eq!(memory.field, "memory.peak_live_bytes");
         assert_eq!(trace.shown, ["lateness.largest_fraction_of_delay"]);
     }
 
@@ -348,7 +360,7 @@ mod tests {
             ),
             (
                 "field = \"ns_per_timer\"\nfigure = { kind = \"ordering\", tolerance = 0.05 }\n",
-                "one of expect_fastest and expect_fastest_changes",
+                "one of expect_lowest and expect_fastest_changes",
             ),
         ] {
             let error = parse(&one(extra), "x.toml").unwrap_err().to_string();

@@ -110,10 +110,10 @@ pub fn figure_words(figure: &FigureSpec) -> String {
 /// A rule in words.
 pub fn rule_words(rule: &Rule) -> String {
     let mut parts = Vec::new();
-    if let Some(name) = &rule.expect_fastest {
+    if let Some(name) = &rule.expect_lowest {
         parts.push(format!(
-            "holds when {name} is the fastest in every workload at every size; a caveat when \
-             another is fastest but not beyond the tolerance; else does not hold"
+            "holds when {name} has the lowest value in every workload at every size; a caveat \
+             when another is lowest but not beyond the tolerance; else does not hold"
         ));
     }
     if let Some(changes) = rule.expect_fastest_changes {

@@ -40,14 +40,14 @@ pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, S
         let of = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         matches!((of(a), of(b)), (Some(va), Some(vb)) if va < vb * (1.0 - tolerance))
     };
-    let verdict = if let Some(expected) = &rule.expect_fastest {
+    let verdict = if let Some(expected) = &rule.expect_lowest {
         let mut verdict = Verdict::Holds;
         for (_, values) in orders {
-            let fastest = &values[0].0;
-            if fastest == expected {
+            let lowest = &values[0].0;
+            if lowest == expected {
                 continue;
             }
-            verdict = verdict.max(if beats(values, fastest, expected) {
+            verdict = verdict.max(if beats(values, lowest, expected) {
                 Verdict::DoesNotHold
             } else {
                 Verdict::HoldsWithCaveat
@@ -198,17 +198,17 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             if !(0.0..1.0).contains(tolerance) {
                 return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
             }
-            if rule.expect_fastest.is_none() == rule.expect_fastest_changes.is_none() {
+            if rule.expect_lowest.is_none() == rule.expect_fastest_changes.is_none() {
                 return Err(
-                    "an ordering's rule is one of expect_fastest and expect_fastest_changes"
+                    "an ordering's rule is one of expect_lowest and expect_fastest_changes"
                         .to_string(),
                 );
             }
-            if let Some(name) = &rule.expect_fastest
+            if let Some(name) = &rule.expect_lowest
                 && !runs(name)
             {
                 return Err(format!(
-                    "expect_fastest names `{name}`, not among its implementations"
+                    "expect_lowest names `{name}`, not among its implementations"
                 ));
             }
             return Ok(());
@@ -228,8 +228,8 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             ));
         }
     }
-    if rule.expect_fastest.is_some() || rule.expect_fastest_changes.is_some() {
-        return Err("expect_fastest and expect_fastest_changes are for an ordering".to_string());
+    if rule.expect_lowest.is_some() || rule.expect_fastest_changes.is_some() {
+        return Err("expect_lowest and expect_fastest_changes are for an ordering".to_string());
     }
     Ok(())
 }
@@ -421,9 +421,9 @@ mod tests {
     }
 
     #[test]
-    fn an_expected_fastest_holds_ties_and_fails() {
+    fn an_expected_lowest_holds_ties_and_fails() {
         let rule = Rule {
-            expect_fastest: Some("a".to_string()),
+            expect_lowest: Some("a".to_string()),
             ..Rule::default()
         };
         let first = orders(&[("w", &[("a", 1.0), ("b", 2.0)])]);
