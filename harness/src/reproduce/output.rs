@@ -74,11 +74,21 @@ pub fn table(findings: &Findings) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
+            let measured = if f.reused.is_empty() {
+                f.measured.clone()
+            } else {
+                format!(
+                    "{} Of its {} cells, {} (records copied).",
+                    f.measured,
+                    f.cells.len(),
+                    super::reuse::words(&f.reused)
+                )
+            };
             vec![
                 f.id.clone(),
                 f.claim.clone(),
                 f.source.clone(),
-                f.measured.clone(),
+                measured,
                 format!("{}: {figures}", f.figure),
                 format!("**{}**", f.verdict.words()),
             ]
