@@ -93,36 +93,19 @@ fn import_errors_are_one_message_and_no_file() {
     std::fs::write(&empty, "# tracer: nop\n").unwrap();
     let output = timerbench(&["import", "ftrace", empty.to_str().unwrap(), "-o", out_text]);
     assert_fails_with(&output, "no timer events");
-    let output = timerbench(&[
-        "import",
-        "ftrace",
-        &capture(),
-        "-o",
-        out_text,
-        "--tick",
-        "1x",
-    ]);
-    assert_fails_with(&output, "tick `1x`");
-    let output = timerbench(&[
-        "import",
-        "ftrace",
-        &capture(),
-        "-o",
-        out_text,
-        "--timers",
-        "x",
-    ]);
-    assert_fails_with(&output, "--timers");
-    let output = timerbench(&[
-        "import",
-        "ftrace",
-        &capture(),
-        "-o",
-        out_text,
-        "--moves",
-        "jump",
-    ]);
-    assert_fails_with(&output, "invalid value 'jump' for '--moves <MOVES>'");
+    let capture = capture();
+    for (flag, value, message) in [
+        ("--tick", "1x", "tick `1x`"),
+        ("--timers", "x", "--timers"),
+        (
+            "--moves",
+            "jump",
+            "invalid value 'jump' for '--moves <MOVES>'",
+        ),
+    ] {
+        let output = timerbench(&["import", "ftrace", &capture, "-o", out_text, flag, value]);
+        assert_fails_with(&output, message);
+    }
     let bad = folder.path().join("bad.csv");
     std::fs::write(&bad, "0,start,a,1\n0,launch,a\n").unwrap();
     let output = timerbench(&["import", "csv", bad.to_str().unwrap(), "-o", out_text]);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use timerbench_impls::TimerQueue;
 use timerbench_impls::linux_wheel::LinuxWheel;
 use timerbench_workloads::compile;
-use timerbench_workloads::import::{Moves, csv};
+use timerbench_workloads::import::{Imported, Moves, csv};
 use timerbench_workloads::replay::replay_within_bound;
 
 fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
@@ -16,6 +16,16 @@ fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 const MS: u64 = 1_000_000;
+
+/// The workload's operations, one line each.
+fn ops(imported: &Imported) -> String {
+    imported
+        .workload
+        .ops
+        .iter()
+        .map(|op| format!("{op}\n"))
+        .collect()
+}
 
 #[test]
 fn rows_become_operations() {
@@ -30,12 +40,7 @@ fn rows_become_operations() {
          7000000,start,conn-a,6000000\n",
     );
     let imported = csv::import(&path, MS, "1ms", Moves::Advance, None).unwrap();
-    let ops: String = imported
-        .workload
-        .ops
-        .iter()
-        .map(|op| format!("{op}\n"))
-        .collect();
+    let ops = ops(&imported);
     // conn-b's deadline 4.5 ms rounds up to 5; conn-a's re-arm is a restart; the last
     // start's deadline is past: delay 0.
     assert_eq!(
@@ -94,13 +99,7 @@ fn moves_tick_makes_every_tick_a_clock_move_and_the_wheels_lateness_its_own() {
         (Moves::Tick, "s 0 1\nt 1\ns 1 99\nt 7\nx 1\n"),
     ] {
         let imported = csv::import(&path, MS, "1ms", moves, None).unwrap();
-        let ops: String = imported
-            .workload
-            .ops
-            .iter()
-            .map(|op| format!("{op}\n"))
-            .collect();
-        assert_eq!(ops, expected, "{moves:?}");
+        assert_eq!(ops(&imported), expected, "{moves:?}");
         assert_eq!(imported.workload.metadata.get("moves"), Some(moves.name()));
         let program = compile(&imported.workload, Path::new("events.tw")).unwrap();
         let replay = replay_within_bound(
