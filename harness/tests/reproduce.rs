@@ -200,7 +200,8 @@ fn a_cell_is_measured_once_and_a_later_experiment_copies_its_record() {
     assert_eq!(lines.lines().count(), 4, "one record a cell: {lines}");
     assert_eq!(b["start-stop/300/quad-heap"], a["start-stop/300/quad-heap"]);
     assert!(
-        stdout.contains("  1 of 4 cells reused: 1 cell measured in a (their records copied"),
+        stdout
+            .contains("  1 of 4 cells reused: 1 cell measured in a (records copied, not measured"),
         "{stdout}"
     );
     assert!(

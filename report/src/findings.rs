@@ -159,7 +159,8 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
             p.note {
                 "Records: " code { (finding.folder) "/results.jsonl" }
                 @for reused in &finding.reused {
-                    "; " (reused.cells) " of its " (finding.cells.len()) " cells measured in "
+                    "; " (reused.cells) " of its " (finding.cells.len())
+                    @if finding.cells.len() == 1 { " cell" } @else { " cells" } " measured in "
                     a href=(format!("#finding-{}", reused.experiment)) { (reused.experiment) }
                     " (the same workload, size and implementation: the record copied, not \
                      measured again)"

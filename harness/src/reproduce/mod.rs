@@ -280,9 +280,9 @@ fn measure(
     let (copied, reused) = earlier.find(&definitions);
     if !reused.is_empty() {
         println!(
-            "  {} of {} cells reused: {} (their records copied, not measured again)",
+            "  {} of {} reused: {} (records copied, not measured again)",
             copied.len(),
-            definitions.len(),
+            reuse::count(definitions.len() as u64),
             reuse::words(&reused)
         );
     }

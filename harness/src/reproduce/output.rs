@@ -78,9 +78,9 @@ pub fn table(findings: &Findings) -> String {
                 f.measured.clone()
             } else {
                 format!(
-                    "{} Of its {} cells, {} (records copied).",
+                    "{} Of its {}, {} (records copied).",
                     f.measured,
-                    f.cells.len(),
+                    super::reuse::count(f.cells.len() as u64),
                     super::reuse::words(&f.reused)
                 )
             };

@@ -67,15 +67,22 @@ pub fn words(reused: &[ReusedCells]) -> String {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let cells = match (i, r.cells) {
-                (0, 1) => "1 cell".to_string(),
-                (0, n) => format!("{n} cells"),
-                (_, n) => n.to_string(),
+            let cells = match i {
+                0 => count(r.cells),
+                _ => r.cells.to_string(),
             };
             format!("{cells} measured in {}", r.experiment)
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `1 cell`, `4 cells`.
+pub fn count(cells: u64) -> String {
+    match cells {
+        1 => "1 cell".to_string(),
+        n => format!("{n} cells"),
+    }
 }
 
 #[cfg(test)]
