@@ -319,7 +319,7 @@ fn measure(
 fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for trace in &experiment.traces {
-        let moves = trace.moves.name();
+        let moves = trace.moves().name();
         let file = traces.join(format!("{}-{}-{moves}.tw", trace.name, trace.timers));
         if !file.is_file() {
             if !Path::new(&trace.path).is_file() {

@@ -168,8 +168,7 @@ pub struct Tally {
 /// by the whole next gap between the recording's events, which is the recording's
 /// rhythm, not the structure's slack; under `t N` each tick is its own move (the workload
 /// format's "Outcome"), so it is measured late by its own tick.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Moves {
     /// `a N`: one move per gap, one call however long the gap (the default).
     #[default]
@@ -179,6 +178,14 @@ pub enum Moves {
 }
 
 impl Moves {
+    /// Both, in the order `--moves` lists them.
+    pub const ALL: [Moves; 2] = [Moves::Advance, Moves::Tick];
+
+    /// The one [`Moves::name`] spells `name`.
+    pub fn named(name: &str) -> Option<Moves> {
+        Moves::ALL.into_iter().find(|moves| moves.name() == name)
+    }
+
     /// As `--moves` and `@moves` spell it.
     pub fn name(self) -> &'static str {
         match self {
