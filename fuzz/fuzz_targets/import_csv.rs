@@ -25,7 +25,7 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use std::collections::HashSet;
-use timerbench_workloads::import::csv;
+use timerbench_workloads::import::{Moves, csv};
 
 /// The rows of each kind, as the format defines them: `[start, stop, fire]`, and the ids
 /// the start rows name.
@@ -64,7 +64,7 @@ fuzz_target!(
         let (tick_ns, tick_text) = common::TICKS[common::choice(data, 0, common::TICKS.len())];
         common::set_context(format!("import_csv: --tick {tick_text}"));
         let path = common::scratch_path("events.csv");
-        let result = common::with_file(&path, data, |p| csv::import(p, tick_ns, tick_text, None));
+        let result = common::with_file(&path, data, |p| csv::import(p, tick_ns, tick_text, Moves::Advance, None));
         let Ok(imported) = result else { return };
         let workload = &imported.workload;
         let text = std::str::from_utf8(data).expect("the import accepted bytes that are not UTF-8");

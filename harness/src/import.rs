@@ -6,7 +6,7 @@
 use anyhow::{Context, anyhow};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use timerbench_workloads::import::{self, Imported, ftrace};
+use timerbench_workloads::import::{self, Imported, Moves, ftrace};
 use timerbench_workloads::{compile, writer};
 
 /// Import recorded timer events as a workload.
@@ -35,6 +35,8 @@ struct FtraceArgs {
     /// One tick of the workload: a whole number and ns, us, ms or s.
     #[arg(long, default_value = "1ms")]
     tick: String,
+    #[command(flatten)]
+    moves: MovesArg,
     /// The kernel's HZ, to convert jiffies (default: inferred from the trace, else 250).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     hz: Option<u64>,
@@ -51,9 +53,41 @@ struct CsvArgs {
     /// One tick of the workload: a whole number and ns, us, ms or s.
     #[arg(long, default_value = "1ms")]
     tick: String,
+    #[command(flatten)]
+    moves: MovesArg,
     /// The workload file to write.
     #[arg(short = 'o', long = "output", value_name = "OUT.tw")]
     output: PathBuf,
+}
+
+/// `--moves`, shared by the importers.
+#[derive(clap::Args)]
+struct MovesArg {
+    /// How the time between events moves the clock: `advance` (`a N`, one move per gap)
+    /// or `tick` (`t N`, every tick its own move, so that an approximate structure's
+    /// lateness is its own, not the gap to the next event; one call per tick in replay).
+    #[arg(
+        long = "moves",
+        value_name = "MOVES",
+        value_enum,
+        default_value = "advance"
+    )]
+    value: MovesValue,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum MovesValue {
+    Advance,
+    Tick,
+}
+
+impl MovesArg {
+    fn get(&self) -> Moves {
+        match self.value {
+            MovesValue::Advance => Moves::Advance,
+            MovesValue::Tick => Moves::Tick,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -82,6 +116,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 },
                 tick_ns: import::parse_tick(&a.tick)?,
                 tick_text: a.tick.clone(),
+                moves: a.moves.get(),
                 hz: a.hz,
                 generator: Some(generator),
             };
@@ -90,7 +125,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Format::Csv(a) => {
             let tick = import::parse_tick(&a.tick)?;
-            let imported = import::csv::import(&a.file, tick, &a.tick, Some(&generator))?;
+            let imported =
+                import::csv::import(&a.file, tick, &a.tick, a.moves.get(), Some(&generator))?;
             (imported, &a.output)
         }
     };

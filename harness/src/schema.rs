@@ -112,6 +112,37 @@ impl From<&CellSpec> for CellIdentity {
     }
 }
 
+/// What makes two cells the same measurement, whichever run planned them: the workload's
+/// whole definition (its name, family, parameters, `--ops` and seed), the number of timers,
+/// and the implementation: its label (as records name it) and every parameter's value,
+/// defaults included. `timerbench reproduce` measures a cell of one definition once and
+/// copies its record into every later experiment that plans it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CellDefinition {
+    /// The workload's name, the size and the implementation's label.
+    pub key: CellKey,
+    pub family: String,
+    pub params: BTreeMap<String, String>,
+    pub ops: Option<u64>,
+    pub seed: u64,
+    pub implementation_parameters: BTreeMap<String, u64>,
+}
+
+impl CellDefinition {
+    /// The definition of the cell `record` measured (the run's plan makes the same from
+    /// the cell itself).
+    pub fn of(record: &CellRecord) -> Self {
+        CellDefinition {
+            key: record.key.clone(),
+            family: record.family.clone(),
+            params: record.params.clone(),
+            ops: record.ops,
+            seed: record.seed,
+            implementation_parameters: parameters_of(&record.key.implementation),
+        }
+    }
+}
+
 /// The registry name in a variant label: `hashed-wheel` of `hashed-wheel:slots=65536`.
 pub fn base_name(label: &str) -> &str {
     label.split(':').next().unwrap_or(label)

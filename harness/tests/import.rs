@@ -62,6 +62,17 @@ fn import_csv_writes_a_workload() {
     );
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.ends_with("s 0 5\na 1\nx 0\n"), "{written}");
+    assert!(written.contains("\n@moves advance\n"), "{written}");
+    let (out, _) = import_ok(
+        folder.path(),
+        "csv",
+        csv.to_str().unwrap(),
+        "ticks.tw",
+        &["--moves", "tick"],
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.ends_with("s 0 5\nt 1\nx 0\n"), "{written}");
+    assert!(written.contains("\n@moves tick\n"), "{written}");
 }
 
 #[test]
@@ -82,26 +93,19 @@ fn import_errors_are_one_message_and_no_file() {
     std::fs::write(&empty, "# tracer: nop\n").unwrap();
     let output = timerbench(&["import", "ftrace", empty.to_str().unwrap(), "-o", out_text]);
     assert_fails_with(&output, "no timer events");
-    let output = timerbench(&[
-        "import",
-        "ftrace",
-        &capture(),
-        "-o",
-        out_text,
-        "--tick",
-        "1x",
-    ]);
-    assert_fails_with(&output, "tick `1x`");
-    let output = timerbench(&[
-        "import",
-        "ftrace",
-        &capture(),
-        "-o",
-        out_text,
-        "--timers",
-        "x",
-    ]);
-    assert_fails_with(&output, "--timers");
+    let capture = capture();
+    for (flag, value, message) in [
+        ("--tick", "1x", "tick `1x`"),
+        ("--timers", "x", "--timers"),
+        (
+            "--moves",
+            "jump",
+            "invalid value 'jump' for '--moves <MOVES>'",
+        ),
+    ] {
+        let output = timerbench(&["import", "ftrace", &capture, "-o", out_text, flag, value]);
+        assert_fails_with(&output, message);
+    }
     let bad = folder.path().join("bad.csv");
     std::fs::write(&bad, "0,start,a,1\n0,launch,a\n").unwrap();
     let output = timerbench(&["import", "csv", bad.to_str().unwrap(), "-o", out_text]);

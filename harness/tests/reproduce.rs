@@ -4,7 +4,20 @@
 
 mod support;
 
+use std::path::Path;
 use support::{assert_fails_with, assert_succeeded, text, timerbench_in as timerbench};
+
+/// `reproduce --quick --experiments FILE --out OUT`.
+fn quick<'a>(file: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "reproduce",
+        "--quick",
+        "--experiments",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]
+}
 
 #[test]
 fn a_quick_experiment_writes_findings_with_a_computed_verdict() {
@@ -96,17 +109,7 @@ fn an_experiment_that_cannot_run_is_not_measured_and_the_others_go_on() {
     )
     .unwrap();
     let out = root.path().join("findings");
-    let output = timerbench(
-        &[
-            "reproduce",
-            "--quick",
-            "--experiments",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        root.path(),
-    );
+    let output = timerbench(&quick(&file, &out), root.path());
     assert!(
         !output.status.success(),
         "a not-measured experiment fails the command"
@@ -119,4 +122,135 @@ fn an_experiment_that_cannot_run_is_not_measured_and_the_others_go_on() {
     assert!(reason.contains("gone.txt not found"), "{reason}");
     let tiny = &findings["experiments"][1];
     assert_eq!(tiny["verdict"], "holds", "{}", tiny["reason"]);
+}
+
+/// The records of `folder/results.jsonl`, by `WORKLOAD/TIMERS/IMPL`, whole.
+fn records(folder: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    std::fs::read_to_string(folder.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let name = format!(
+                "{}/{}/{}",
+                record["workload"].as_str().unwrap(),
+                record["timers"],
+                record["implementation"].as_str().unwrap()
+            );
+            (name, record)
+        })
+        .collect()
+}
+
+#[test]
+fn a_cell_is_measured_once_and_a_later_experiment_copies_its_record() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("experiments.toml");
+    let common = "title = \"t\"\nclaim = \"c\"\nsource = \"s\"\nmeasured = \"m\"\n\
+                  workloads = [\"start-stop\"]\nfigure = { kind = \"value\" }\n\
+                  rule.holds = { at_least = 0.0 }\n";
+    // b shares start-stop/300/quad-heap with a; c is a's two cells read another way.
+    std::fs::write(
+        &file,
+        format!(
+            "[[experiment]]\nid = \"a\"\n{common}sizes = [300]\nquick_sizes = [300]\n\
+             implementations = [\"quad-heap\", \"binary-heap\"]\n\
+             field = \"throughput.ns_per_op.median\"\n\n\
+             [[experiment]]\nid = \"b\"\n{common}sizes = [300, 400]\nquick_sizes = [300, 400]\n\
+             implementations = [\"quad-heap\", \"btree\"]\n\
+             field = \"throughput.ns_per_op.median\"\n\n\
+             [[experiment]]\nid = \"c\"\n{common}sizes = [300]\nquick_sizes = [300]\n\
+             implementations = [\"binary-heap\", \"quad-heap\"]\n\
+             field = \"memory.peak_live_bytes\"\n"
+        ),
+    )
+    .unwrap();
+    let reproduce = |out: &Path, only: &[&str]| {
+        let mut args = quick(&file, out);
+        for id in only {
+            args.extend(["--only", id]);
+        }
+        let output = timerbench(&args, root.path());
+        assert_succeeded(&output);
+        let findings: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap())
+                .unwrap();
+        (text(&output.stdout), findings)
+    };
+    let out = root.path().join("findings");
+    let (stdout, findings) = reproduce(&out, &[]);
+    let (a, b, c) = (
+        records(&out.join("a")),
+        records(&out.join("b")),
+        records(&out.join("c")),
+    );
+    assert_eq!(a.len(), 2);
+    // b measured its three new cells and copied the shared one: the same record, samples
+    // and all, and one record a cell.
+    assert_eq!(
+        b.keys().collect::<Vec<_>>(),
+        [
+            "start-stop/300/btree",
+            "start-stop/300/quad-heap",
+            "start-stop/400/btree",
+            "start-stop/400/quad-heap"
+        ]
+    );
+    let lines = std::fs::read_to_string(out.join("b").join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 4, "one record a cell: {lines}");
+    assert_eq!(b["start-stop/300/quad-heap"], a["start-stop/300/quad-heap"]);
+    assert!(
+        stdout
+            .contains("  1 of 4 cells reused: 1 cell measured in a (records copied, not measured"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 cells (0 already done, 1 copied from an earlier run)"),
+        "{stdout}"
+    );
+    // c ran nothing: both records are a's.
+    assert_eq!(c, a);
+    assert!(
+        stdout.contains("  2 of 2 cells reused: 2 cells measured in a")
+            && stdout.contains("  nothing new to measure: no cell run"),
+        "{stdout}"
+    );
+    let reused = |id: usize| findings["experiments"][id]["reused"].clone();
+    assert_eq!(reused(0), serde_json::json!([]));
+    assert_eq!(
+        reused(1),
+        serde_json::json!([{ "experiment": "a", "cells": 1 }])
+    );
+    assert_eq!(
+        reused(2),
+        serde_json::json!([{ "experiment": "a", "cells": 2 }])
+    );
+    for id in 0..3 {
+        assert_eq!(
+            findings["experiments"][id]["verdict"], "holds",
+            "{}",
+            findings["experiments"][id]["reason"]
+        );
+    }
+    assert!(
+        out.join("c").join("report.html").is_file(),
+        "c's folder is whole"
+    );
+    let markdown = std::fs::read_to_string(out.join("findings.md")).unwrap();
+    assert!(
+        markdown.contains("Of its 2 cells, 2 cells measured in a"),
+        "{markdown}"
+    );
+
+    // With --only b, a was not run: b measures all its cells.
+    let alone = root.path().join("alone");
+    let (stdout, findings) = reproduce(&alone, &["b"]);
+    assert!(!stdout.contains("reused"), "{stdout}");
+    assert_eq!(findings["experiments"][0]["reused"], serde_json::json!([]));
+    let b_alone = records(&alone.join("b"));
+    assert_eq!(b_alone.len(), 4);
+    assert_ne!(
+        b_alone["start-stop/300/quad-heap"],
+        a["start-stop/300/quad-heap"]
+    );
 }

@@ -156,7 +156,16 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
             }
             p { strong { "Rule. " } (finding.rule) }
             p.headline { strong { "Verdict: " (finding.verdict.words()) ". " } (finding.reason) }
-            p.note { "Records: " code { (finding.folder) "/results.jsonl" } }
+            p.note {
+                "Records: " code { (finding.folder) "/results.jsonl" }
+                @for reused in &finding.reused {
+                    "; " (reused.cells) " of its " (finding.cells.len())
+                    @if finding.cells.len() == 1 { " cell" } @else { " cells" } " measured in "
+                    a href=(format!("#finding-{}", reused.experiment)) { (reused.experiment) }
+                    " (the same workload, size and implementation: the record copied, not \
+                     measured again)"
+                }
+            }
         }
     })
 }

@@ -5,7 +5,8 @@
 use std::path::Path;
 use timerbench_report::{Catalog, write_findings_page, write_report};
 use timerbench_results::{
-    CellReading, FigureValue, Finding, Findings, PublishedFigure, Verdict, write_findings,
+    CellReading, FigureValue, Finding, Findings, PublishedFigure, ReusedCells, Verdict,
+    write_findings,
 };
 
 /// A finding about the schema-1 fixture's start-stop cells, as reproduce writes one.
@@ -40,6 +41,10 @@ fn findings(id: &str) -> Findings {
             rule: "holds at most 0.15".to_string(),
             rule_data: serde_json::json!({ "holds": { "at_most": 0.15 } }),
             folder: id.to_string(),
+            reused: vec![ReusedCells {
+                experiment: "earlier".to_string(),
+                cells: 1,
+            }],
             cells: vec![
                 cell(1000, "hierarchical-wheel", 20.0),
                 cell(4000, "hierarchical-wheel", 21.0),
@@ -87,6 +92,10 @@ fn the_findings_page_has_each_claim_its_chart_and_verdict() {
     );
     assert!(html.contains("<svg"), "the chart");
     assert!(html.contains("Verdict: holds."));
+    assert!(
+        html.contains("; 1 of its 2 cells measured in <a href=\"#finding-earlier\">earlier</a>"),
+        "the cells another experiment measured"
+    );
 }
 
 #[test]

@@ -60,6 +60,11 @@ pub struct Finding {
     pub rule_data: serde_json::Value,
     /// The results folder of the experiment's run, relative to the findings' folder.
     pub folder: String,
+    /// Cells of this experiment that an earlier experiment of the same reproduction
+    /// measured, by experiment: their records were copied into `folder` rather than
+    /// measured again (empty in findings written before cells were shared).
+    #[serde(default)]
+    pub reused: Vec<ReusedCells>,
     /// Every cell the experiment planned, with the value read from it.
     pub cells: Vec<CellReading>,
     /// The computed figures, each judged by the rule.
@@ -67,6 +72,15 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Why the verdict: which values decided it, or why nothing could be decided.
     pub reason: String,
+}
+
+/// How many of an experiment's cells another experiment measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReusedCells {
+    /// The experiment that measured them (its id).
+    pub experiment: String,
+    /// How many.
+    pub cells: u64,
 }
 
 /// A figure as the source published it.

@@ -32,7 +32,7 @@ pub mod workloads;
 
 pub use findings::{
     CellReading, FINDINGS_FILE, FINDINGS_SCHEMA, FigureValue, Finding, Findings, PublishedFigure,
-    Verdict, read_findings, write_findings,
+    ReusedCells, Verdict, read_findings, write_findings,
 };
 pub use folder::{
     Appender, ENVIRONMENT_FILE, REPORT_FILE, RESULTS_FILE, RecordLine, RunFiles, SUMMARY_FILE,

@@ -261,6 +261,11 @@ pub struct Lateness {
     pub pending_late: u64,
     /// The largest lateness as a fraction of its timer's delay.
     pub largest_fraction_of_delay: f64,
+    /// The largest `(lateness - 1 tick, floored at 0) / delay`: the slack beyond the one
+    /// tick a wheel that rounds every expiry up adds to every timer (`None` in records
+    /// written before the field, which a reader must not take for 0).
+    #[serde(default)]
+    pub largest_fraction_beyond_one_tick: Option<f64>,
     /// Ticks at `p50`, `p90`, `p99`, `p99.9`, `p99.99` and `max`.
     pub percentiles: BTreeMap<String, u64>,
     /// The whole histogram in ticks: HdrHistogram V2, base64.

@@ -143,6 +143,7 @@ fn the_summary_has_one_row_per_cell_in_cell_order() {
         stopped_late: 0,
         pending_late: 0,
         largest_fraction_of_delay: 0.125,
+        largest_fraction_beyond_one_tick: Some(0.1),
         percentiles: [("p99".to_string(), 63), ("max".to_string(), 64)].into(),
         histogram_v2: String::new(),
     });

@@ -62,6 +62,11 @@ pub struct Lateness {
     /// The largest lateness as a fraction of the timer's delay (deadline minus the clock
     /// at its start), over the firings with a delay.
     pub largest_fraction: f64,
+    /// The largest `(lateness - 1 tick, floored at 0) / delay`, over the firings with a
+    /// delay: the slack beyond the one tick a wheel that rounds every expiry up (Linux's
+    /// `calc_index`) adds to every timer so that none fires early. At delay 1 or 2 that one
+    /// tick alone is 100% or 50% of the delay, which says nothing of the wheel's levels.
+    pub largest_fraction_beyond_one_tick: f64,
 }
 
 impl Default for Lateness {
@@ -75,6 +80,7 @@ impl Default for Lateness {
             stopped_late: 0,
             pending_late: 0,
             largest_fraction: 0.0,
+            largest_fraction_beyond_one_tick: 0.0,
         }
     }
 }
@@ -99,13 +105,15 @@ impl Lateness {
     pub fn describe(&self) -> String {
         format!(
             "{} of {} firings late: p50 {}, p99 {}, max {} ticks; the largest {:.3} of its \
-             delay; {} early (clamped, up to {} ticks); {} stopped late; {} pending late at the end",
+             delay ({:.3} beyond one tick); {} early (clamped, up to {} ticks); {} stopped \
+             late; {} pending late at the end",
             self.late,
             self.firings() + self.early,
             self.quantile(0.5),
             self.quantile(0.99),
             self.max(),
             self.largest_fraction,
+            self.largest_fraction_beyond_one_tick,
             self.early,
             self.most_early,
             self.stopped_late,
@@ -348,6 +356,9 @@ impl<Q: TimerQueue<u64>> TimerQueue<u64> for Lockstep<'_, Q> {
                     if delay > 0 {
                         let fraction = late as f64 / delay as f64;
                         lateness.largest_fraction = lateness.largest_fraction.max(fraction);
+                        let beyond = late.saturating_sub(1) as f64 / delay as f64;
+                        lateness.largest_fraction_beyond_one_tick =
+                            lateness.largest_fraction_beyond_one_tick.max(beyond);
                     }
                 }
                 None if entry.early_allowed => {

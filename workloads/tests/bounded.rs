@@ -102,9 +102,33 @@ fn late_within_the_window_verifies_and_is_measured() {
     assert_eq!((lateness.quantile(0.5), lateness.max()), (2, 2));
     // Timer 1: delay 5, 2 late; timer 2, restarted at 3 with delay 4: 2 late.
     assert!((lateness.largest_fraction - 0.5).abs() < 1e-9);
+    // Beyond the first tick: 1 of 4.
+    assert!((lateness.largest_fraction_beyond_one_tick - 0.25).abs() < 1e-9);
     assert_eq!(replay.summary.fired, 2);
     // Its own log: timer 1 fired at tick 7, not 5.
     assert_eq!((log[0].now, log[0].deadline), (7, 5));
+}
+
+#[test]
+fn the_one_tick_every_timer_is_rounded_up_is_not_counted_beyond_it() {
+    // A wheel that files every timer one tick late (Linux's round-up at level 0): on
+    // delays 1 and 2 that tick is all of the delay, or half, and nothing beyond it.
+    let text = "timer-workload v1\ns 1 1\ns 2 2\ns 3 10\nt 20\n";
+    let replay = replay_within_bound(Shifted::new(1, 1, false), &program(text), &mut Vec::new())
+        .expect("one tick late within a one-tick window");
+    let lateness = replay.lateness;
+    assert_eq!(
+        (lateness.firings(), lateness.late, lateness.max()),
+        (3, 3, 1)
+    );
+    assert!((lateness.largest_fraction - 1.0).abs() < 1e-9);
+    assert_eq!(lateness.largest_fraction_beyond_one_tick, 0.0);
+    // Three ticks late on delay 10: 0.3 of it, two ticks (0.2) beyond the first.
+    let text = "timer-workload v1\ns 1 10\nt 20\n";
+    let replay =
+        replay_within_bound(Shifted::new(3, 3, false), &program(text), &mut Vec::new()).unwrap();
+    assert!((replay.lateness.largest_fraction - 0.3).abs() < 1e-9);
+    assert!((replay.lateness.largest_fraction_beyond_one_tick - 0.2).abs() < 1e-9);
 }
 
 #[test]

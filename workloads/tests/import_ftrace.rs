@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use timerbench_impls::Variant;
 use timerbench_impls::registry::IMPLEMENTATIONS;
 use timerbench_workloads::import::ftrace::{self, HRTIMER, Options, Report, Timers, WHEEL};
-use timerbench_workloads::import::{Imported, parse_tick};
+use timerbench_workloads::import::{Imported, Moves, parse_tick};
 use timerbench_workloads::replay::verify_as_declared;
 use timerbench_workloads::{compile, load, writer};
 
@@ -20,6 +20,7 @@ fn options(tick: &str, hz: Option<u64>) -> Options {
         timers: Timers::All,
         tick_ns: parse_tick(tick).unwrap(),
         tick_text: tick.to_string(),
+        moves: Moves::Advance,
         hz,
         generator: None,
     }

@@ -226,6 +226,7 @@ fn lateness_record(lateness: &Lateness) -> anyhow::Result<schema::Lateness> {
         stopped_late: lateness.stopped_late,
         pending_late: lateness.pending_late,
         largest_fraction_of_delay: lateness.largest_fraction,
+        largest_fraction_beyond_one_tick: Some(lateness.largest_fraction_beyond_one_tick),
         percentiles,
         histogram_v2,
     })

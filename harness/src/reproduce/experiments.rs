@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use timerbench_impls::Variant;
+use timerbench_workloads::import::Moves;
 use timerbench_workloads::suite::WorkloadDefinition;
 
 /// The experiments file compiled into the binary.
@@ -60,6 +61,11 @@ pub struct Experiment {
     /// The record field each cell gives: a dotted path into the record, or a derived
     /// field (see [`super::figures::DERIVED_FIELDS`]).
     pub field: String,
+    /// Other fields read from each cell and shown in the finding's `measured` text, never
+    /// judged: so that a figure the rule leaves aside (the raw lateness beside the one
+    /// without Linux's rounding tick) stays in sight.
+    #[serde(default)]
+    pub shown: Vec<String>,
     pub figure: FigureSpec,
     #[serde(default)]
     pub rule: Rule,
@@ -75,6 +81,19 @@ pub struct Trace {
     pub path: String,
     /// `--timers` of the import: `wheel`, `hrtimer` or `all`.
     pub timers: String,
+    /// `--moves` of the import: `advance` (the default) or `tick`; see [`Trace::moves`].
+    #[serde(default, rename = "moves")]
+    pub moves_name: Option<String>,
+}
+
+impl Trace {
+    /// Its `--moves`, checked when the file was read.
+    pub fn moves(&self) -> Moves {
+        self.moves_name
+            .as_deref()
+            .and_then(Moves::named)
+            .unwrap_or_default()
+    }
 }
 
 /// A workload of an experiment.
@@ -136,7 +155,7 @@ impl Band {
 /// The rule that decides the verdict. For numeric figures: every figure in `holds` →
 /// holds; every figure in `holds` or `caveat`, some in `caveat` → holds with a caveat;
 /// else does not hold. `implementation` gives a rule of its own to the figures of one
-/// implementation (slopes). For an ordering: `expect_fastest` or `expect_ordering_changes`.
+/// implementation (slopes). For an ordering: `expect_lowest` or `expect_fastest_changes`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -144,13 +163,16 @@ pub struct Rule {
     pub caveat: Option<Band>,
     /// What the caveat means, in words.
     pub caveat_note: Option<String>,
-    /// Ordering: this implementation is the fastest in every workload at every size
-    /// (holds), within the tolerance of the fastest (caveat), or not (does not hold).
-    pub expect_fastest: Option<String>,
-    /// Ordering: `true` claims the order changes between workloads: holds when the
-    /// fastest of one workload is beaten beyond the tolerance in another, caveat when only
-    /// others swap, does not hold when no pair swaps.
-    pub expect_ordering_changes: Option<bool>,
+    /// Ordering: this implementation has the lowest value (the least time, memory...) in
+    /// every workload at every size (holds), within the tolerance of the lowest (caveat),
+    /// or not (does not hold).
+    pub expect_lowest: Option<String>,
+    /// Ordering: `true` claims that which implementation is fastest changes between
+    /// workloads at some size: it holds when, at one size at least, two workloads' sets
+    /// of tied-fastest implementations (within the tolerance of the lowest) have none in
+    /// common, and does not hold otherwise; a tie is not a change. `false` claims the
+    /// opposite, at every size.
+    pub expect_fastest_changes: Option<bool>,
     /// Rules of their own for some implementations' figures.
     #[serde(default)]
     pub implementation: BTreeMap<String, Rule>,
@@ -234,6 +256,15 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
                     trace.name
                 )));
             }
+            if let Some(moves) = &trace.moves_name
+                && Moves::named(moves).is_none()
+            {
+                return Err(fail(format!(
+                    "trace {}: moves is {}, not `{moves}`",
+                    trace.name,
+                    Moves::ALL.map(|m| format!("`{}`", m.name())).join(" or ")
+                )));
+            }
             if trace.name.is_empty() || trace.name.contains('/') {
                 return Err(fail(
                     "a trace's name is a file stem, without `/`".to_string(),
@@ -263,7 +294,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
-        super::figures::check_field(&experiment.field).map_err(fail)?;
+        for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
+            super::figures::check_field(field).map_err(fail)?;
+        }
         super::verdict::check_rule(experiment).map_err(fail)?;
         experiment
             .suite(&experiment.sizes)
@@ -285,6 +318,23 @@ mod tests {
         assert!(matches!(quad.figure, FigureSpec::Ratio { .. }));
         let suite = quad.suite(quad.sizes(true)).unwrap();
         assert_eq!(suite.cases("full").unwrap().len(), quad.quick_sizes.len());
+        let trace = experiments
+            .iter()
+            .find(|e| e.id == "linux-trace-lateness")
+            .unwrap();
+        assert_eq!(trace.traces[0].moves(), Moves::Tick);
+        // The memory of keepalive-100k's own cells.
+        let find = |id: &str| experiments.iter().find(|e| e.id == id).unwrap();
+        let (cpu, memory) = (find("keepalive-100k"), find("keepalive-100k-memory"));
+        assert_eq!(memory.workload_names(), cpu.workload_names());
+        assert_eq!(
+            (&memory.sizes, &memory.quick_sizes),
+            (&cpu.sizes, &cpu.quick_sizes)
+        );
+        assert_eq!(memory.implementations, cpu.implementations);
+        assert_eq!(memory.rule.expect_lowest.as_deref(), Some("ring-buckets"));
+        assert_eq!(memory.field, "memory.peak_live_bytes");
+        assert_eq!(trace.shown, ["lateness.largest_fraction_of_delay"]);
     }
 
     #[test]
@@ -329,7 +379,7 @@ mod tests {
             ),
             (
                 "field = \"ns_per_timer\"\nfigure = { kind = \"ordering\", tolerance = 0.05 }\n",
-                "one of expect_fastest and expect_ordering_changes",
+                "one of expect_lowest and expect_fastest_changes",
             ),
         ] {
             let error = parse(&one(extra), "x.toml").unwrap_err().to_string();
@@ -348,6 +398,19 @@ mod tests {
         );
         let error = parse(&both, "x.toml").unwrap_err().to_string();
         assert!(error.contains("either workloads or traces"), "{error}");
+        let shown = good.replace("field =", "shown = [\"speed\"]\nfield =");
+        let error = parse(&shown, "x.toml").unwrap_err().to_string();
+        assert!(error.contains("field `speed`"), "{error}");
+        let moves = one(
+            "traces = [{ name = \"t\", path = \"t.txt\", timers = \"wheel\", moves = \"jump\" }]\n\
+             field = \"fraction_stopped\"\nfigure = { kind = \"value\" }\n",
+        )
+        .replace("workloads = [\"start-stop\"]\n", "");
+        let error = parse(&moves, "x.toml").unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "x.toml: experiment a: trace t: moves is `advance` or `tick`, not `jump`"
+        );
         let one_size = good.replace("quick_sizes = [100, 200]", "quick_sizes = [100]");
         let error = parse(&one_size, "x.toml").unwrap_err().to_string();
         assert!(

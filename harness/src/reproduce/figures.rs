@@ -118,9 +118,11 @@ pub fn label(implementation: &str) -> String {
         .map_or_else(|_| implementation.to_string(), |v| v.label().to_string())
 }
 
-/// Every cell the experiment planned, with the value of its field from `records`.
+/// Every cell the experiment planned, with the value of `field` (its own field, or one
+/// it shows) from `records`.
 pub fn readings(
     experiment: &Experiment,
+    field: &str,
     sizes: &[u64],
     records: &Records,
     files: &Files,
@@ -137,7 +139,7 @@ pub fn readings(
                 let (status, value) = match records.get(&key) {
                     Some(record) => (
                         record.status.as_str().to_string(),
-                        read_value(record, &experiment.field, files.get(&key.workload)),
+                        read_value(record, field, files.get(&key.workload)),
                     ),
                     None => (
                         "missing".to_string(),
@@ -156,6 +158,41 @@ pub fn readings(
         }
     }
     readings
+}
+
+/// The fields the experiment shows beside its figure, in words for its `measured` text:
+/// `also shown, not judged: FIELD: WORKLOAD at SIZE, IMPL = VALUE; ...` (`–` for a cell
+/// without a value); empty when it shows none.
+pub fn shown_words(
+    experiment: &Experiment,
+    sizes: &[u64],
+    records: &Records,
+    files: &Files,
+) -> String {
+    let fields: Vec<String> = experiment
+        .shown
+        .iter()
+        .map(|field| {
+            let cells: Vec<String> = readings(experiment, field, sizes, records, files)
+                .iter()
+                .map(|r| {
+                    let value = r
+                        .value
+                        .map_or("–".to_string(), super::verdict::number_words);
+                    format!(
+                        "{} at {}, {} = {value}",
+                        r.workload, r.timers, r.implementation
+                    )
+                })
+                .collect();
+            format!("{field}: {}", cells.join("; "))
+        })
+        .collect();
+    if fields.is_empty() {
+        String::new()
+    } else {
+        format!("; also shown, not judged: {}", fields.join(". "))
+    }
 }
 
 /// One computed figure, before the rule.

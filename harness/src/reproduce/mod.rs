@@ -7,10 +7,14 @@
 //! An experiment whose run fails (a bad workload, a folder that cannot be written) is
 //! "not measured" with the error as its reason, and the others go on; a cell that fails
 //! makes the figures that need it "not measured" the same way.
+//!
+//! A cell is measured once per invocation ([`reuse`]): an experiment that plans a cell an
+//! earlier one measured copies that record instead, and says so.
 
 pub mod experiments;
 pub mod figures;
 mod output;
+mod reuse;
 mod suite;
 pub mod verdict;
 
@@ -22,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use timerbench_results::{
-    Finding, Findings, Verdict, latest_by_cell, read_run, read_workload_files,
+    Finding, Findings, ReusedCells, Verdict, latest_by_cell, read_run, read_workload_files,
 };
 use timerbench_workloads::suite::SuiteFile;
 
@@ -116,6 +120,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         folder.display()
     );
     let mut findings = Vec::new();
+    let mut earlier = reuse::Earlier::default();
     for (index, experiment) in selected.iter().enumerate() {
         println!(
             "\n[{}/{}] {}: {}",
@@ -124,7 +129,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             experiment.id,
             experiment.title
         );
-        let finding = reproduce(experiment, &folder, args.quick);
+        let finding = reproduce(experiment, &folder, args.quick, &mut earlier);
         println!("  -> {}: {}", finding.verdict.words(), finding.reason);
         findings.push(finding);
     }
@@ -176,13 +181,24 @@ fn select<'a>(all: &'a [Experiment], only: &[String]) -> anyhow::Result<Vec<&'a 
         .collect())
 }
 
-/// One experiment: run, read back, judge. Never fails: an error is the finding's reason.
-fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
+/// One experiment: run (copying the cells `earlier` holds), read back, judge; then its
+/// records kept in `earlier` for the experiments after it. Never fails: an error is the
+/// finding's reason.
+fn reproduce(
+    experiment: &Experiment,
+    folder: &Path,
+    quick: bool,
+    earlier: &mut reuse::Earlier,
+) -> Finding {
     let mut sizes = experiment.sizes(quick).to_vec();
     let run_folder = folder.join(&experiment.id);
-    let measured = measure(experiment, folder, &run_folder, &sizes, quick);
+    let measured = measure(experiment, folder, &run_folder, &sizes, quick, earlier);
+    let mut shown = String::new();
+    let mut reused = Vec::new();
     let (cells, values, verdict, reason) = match measured {
-        Ok((records, files)) => {
+        Ok((records, files, copied)) => {
+            earlier.keep(&experiment.id, records.values());
+            reused = copied;
             if !experiment.traces.is_empty() {
                 // A trace's size is its own peak of pending timers, read off its records.
                 let names = experiment.workload_names();
@@ -194,7 +210,8 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
                     .into_iter()
                     .collect();
             }
-            let cells = figures::readings(experiment, &sizes, &records, &files);
+            shown = figures::shown_words(experiment, &sizes, &records, &files);
+            let cells = figures::readings(experiment, &experiment.field, &sizes, &records, &files);
             let computed = figures::compute(experiment, &sizes, &cells);
             let (values, verdict, reason) =
                 verdict::judge(&experiment.figure, &experiment.rule, &computed);
@@ -214,7 +231,7 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
         source: experiment.source.clone(),
         published: experiment.published.clone(),
         measured: format!(
-            "{} (workloads {}; sizes {}; field {})",
+            "{} (workloads {}; sizes {}; field {}{shown})",
             experiment.measured,
             experiment.workload_names().join(", "),
             sizes
@@ -229,6 +246,7 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
         rule: output::rule_words(&experiment.rule),
         rule_data: serde_json::to_value(&experiment.rule).unwrap_or_default(),
         folder: experiment.id.clone(),
+        reused,
         cells,
         values,
         verdict,
@@ -237,14 +255,17 @@ fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
 }
 
 /// Runs the experiment's cells through `timerbench run` into `run_folder` (which must not
-/// hold results yet, as for `run --out`) and reads its records back.
+/// hold results yet, as for `run --out`), copying those `earlier` holds instead of
+/// measuring them, and reads its records back; with them, how many cells were copied from
+/// which experiment.
 fn measure(
     experiment: &Experiment,
     folder: &Path,
     run_folder: &Path,
     sizes: &[u64],
     quick: bool,
-) -> anyhow::Result<(figures::Records, figures::Files)> {
+    earlier: &reuse::Earlier,
+) -> anyhow::Result<(figures::Records, figures::Files, Vec<ReusedCells>)> {
     let suite = if experiment.traces.is_empty() {
         experiment.suite(sizes)?
     } else {
@@ -254,7 +275,22 @@ fn measure(
     let words = run_words(experiment, run_folder, sizes, &files, quick);
     let command = RunCommand::try_parse_from(&words)
         .map_err(|e| anyhow::anyhow!("the run's flags {}: {e}", words.join(" ")))?;
-    println!("  {}", words.join(" "));
+    let planned = crate::run::Planned::new(&command.args, &suite)?;
+    let definitions = planned.definitions();
+    let (copied, reused) = earlier.find(&definitions);
+    if !reused.is_empty() {
+        println!(
+            "  {} of {} reused: {} (records copied, not measured again)",
+            copied.len(),
+            reuse::count(definitions.len() as u64),
+            reuse::words(&reused)
+        );
+    }
+    if copied.len() < definitions.len() {
+        println!("  {}", words.join(" "));
+    } else {
+        println!("  nothing new to measure: no cell run");
+    }
     // The run's exit status says whether every cell was ok; the findings read each cell's
     // status from its record instead.
     // The folder's recorded command is the one that makes it again: this experiment alone.
@@ -264,7 +300,7 @@ fn measure(
         experiment.id,
         folder.display()
     );
-    crate::run::run_suite(&command.args, &suite, Some(&again))?;
+    planned.run(Some(&again), &copied)?;
     let lines = read_run(run_folder)?.records;
     let workload_files = read_workload_files(run_folder)?
         .into_iter()
@@ -273,16 +309,18 @@ fn measure(
     Ok((
         latest_by_cell(lines.into_iter().map(|line| line.record)),
         workload_files,
+        reused,
     ))
 }
 
-/// Imports each trace of `experiment` into `traces/NAME.tw` (once: a later experiment of
-/// the same trace reuses it) with `timerbench import ftrace` in a child process, as a user
-/// would; gives the files.
+/// Imports each trace of `experiment` into `traces/NAME-TIMERS-MOVES.tw` (once: a later
+/// experiment of the same trace, timers and moves reuses it) with `timerbench import
+/// ftrace` in a child process, as a user would; gives the files.
 fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for trace in &experiment.traces {
-        let file = traces.join(format!("{}-{}.tw", trace.name, trace.timers));
+        let moves = trace.moves().name();
+        let file = traces.join(format!("{}-{}-{moves}.tw", trace.name, trace.timers));
         if !file.is_file() {
             if !Path::new(&trace.path).is_file() {
                 bail!(
@@ -301,6 +339,8 @@ fn import_traces(experiment: &Experiment, traces: &Path) -> anyhow::Result<Vec<P
                     &trace.path,
                     "--timers",
                     &trace.timers,
+                    "--moves",
+                    moves,
                     "-o",
                 ])
                 .arg(&file)

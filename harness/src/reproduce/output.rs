@@ -74,11 +74,21 @@ pub fn table(findings: &Findings) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
+            let measured = if f.reused.is_empty() {
+                f.measured.clone()
+            } else {
+                format!(
+                    "{} Of its {}, {} (records copied).",
+                    f.measured,
+                    super::reuse::count(f.cells.len() as u64),
+                    super::reuse::words(&f.reused)
+                )
+            };
             vec![
                 f.id.clone(),
                 f.claim.clone(),
                 f.source.clone(),
-                f.measured.clone(),
+                measured,
                 format!("{}: {figures}", f.figure),
                 format!("**{}**", f.verdict.words()),
             ]
@@ -110,20 +120,22 @@ pub fn figure_words(figure: &FigureSpec) -> String {
 /// A rule in words.
 pub fn rule_words(rule: &Rule) -> String {
     let mut parts = Vec::new();
-    if let Some(name) = &rule.expect_fastest {
+    if let Some(name) = &rule.expect_lowest {
         parts.push(format!(
-            "holds when {name} is the fastest in every workload at every size; a caveat when \
-             another is fastest but not beyond the tolerance; else does not hold"
+            "holds when {name} has the lowest value in every workload at every size; a caveat \
+             when another is lowest but not beyond the tolerance; else does not hold"
         ));
     }
-    if let Some(changes) = rule.expect_ordering_changes {
+    if let Some(changes) = rule.expect_fastest_changes {
         parts.push(if changes {
-            "holds when, at every size, some workload's fastest is beaten beyond the tolerance \
-             in another workload; a caveat when only slower ones swap; does not hold when no \
-             pair swaps"
+            "holds when, at one size at least, two workloads have no fastest implementation in \
+             common (the fastest being every implementation within the tolerance of the lowest \
+             value, so a tie is not a change); else does not hold"
                 .to_string()
         } else {
-            "holds when no pair swaps beyond the tolerance between workloads".to_string()
+            "holds when, at every size, every two workloads have a fastest implementation in \
+             common (within the tolerance of the lowest value); else does not hold"
+                .to_string()
         });
     }
     if let Some(holds) = &rule.holds {

@@ -27,7 +27,7 @@ pub fn judge_number(rule: &Rule, implementation: Option<&str>, value: f64) -> Ve
 /// The verdict of one size's orders (per workload, implementations lowest first) and the
 /// orders in words.
 pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, String) {
-    let words = orders
+    let mut words = orders
         .iter()
         .map(|(workload, values)| {
             let names: Vec<&str> = values.iter().map(|(name, _)| name.as_str()).collect();
@@ -40,14 +40,14 @@ pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, S
         let of = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         matches!((of(a), of(b)), (Some(va), Some(vb)) if va < vb * (1.0 - tolerance))
     };
-    let verdict = if let Some(expected) = &rule.expect_fastest {
+    let verdict = if let Some(expected) = &rule.expect_lowest {
         let mut verdict = Verdict::Holds;
         for (_, values) in orders {
-            let fastest = &values[0].0;
-            if fastest == expected {
+            let lowest = &values[0].0;
+            if lowest == expected {
                 continue;
             }
-            verdict = verdict.max(if beats(values, fastest, expected) {
+            verdict = verdict.max(if beats(values, lowest, expected) {
                 Verdict::DoesNotHold
             } else {
                 Verdict::HoldsWithCaveat
@@ -55,33 +55,39 @@ pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, S
         }
         verdict
     } else {
-        let expect_change = rule.expect_ordering_changes.unwrap_or(true);
-        let fastest: Vec<&str> = orders.iter().map(|(_, v)| v[0].0.as_str()).collect();
-        // Whether some pair swaps beyond the tolerance between two workloads, and whether
-        // one of the pair is a workload's fastest.
-        let mut any_swap = false;
-        let mut fastest_swap = false;
-        for (_, first) in orders {
-            for (_, second) in orders {
-                for (a, _) in first {
-                    for (b, _) in first {
-                        if beats(first, a, b) && beats(second, b, a) {
-                            any_swap = true;
-                            if fastest.contains(&a.as_str()) || fastest.contains(&b.as_str()) {
-                                fastest_swap = true;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        match (expect_change, fastest_swap, any_swap) {
-            (true, true, _) => Verdict::Holds,
-            (true, false, true) => Verdict::HoldsWithCaveat,
-            (true, false, false) => Verdict::DoesNotHold,
-            (false, _, false) => Verdict::Holds,
-            (false, false, true) => Verdict::HoldsWithCaveat,
-            (false, true, true) => Verdict::DoesNotHold,
+        let expect_change = rule.expect_fastest_changes.unwrap_or(true);
+        // Per workload, the implementations tied for fastest: those the lowest does not
+        // beat (within the tolerance of it).
+        let fastest: Vec<(&str, Vec<&str>)> = orders
+            .iter()
+            .map(|(workload, values)| {
+                let lowest = values[0].0.as_str();
+                let tied = values
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .filter(|name| !beats(values, lowest, name))
+                    .collect();
+                (workload.as_str(), tied)
+            })
+            .collect();
+        // The fastest changes when two workloads have no fastest in common.
+        let changes = fastest.iter().enumerate().any(|(i, (_, first))| {
+            fastest[i + 1..]
+                .iter()
+                .any(|(_, second)| first.iter().all(|name| !second.contains(name)))
+        });
+        words.push_str(&format!(
+            "; fastest within the tolerance: {}",
+            fastest
+                .iter()
+                .map(|(workload, tied)| format!("{workload} {}", tied.join(" = ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if changes == expect_change {
+            Verdict::Holds
+        } else {
+            Verdict::DoesNotHold
         }
     };
     (verdict, words)
@@ -133,11 +139,15 @@ pub fn judge(
         let reason = missing.join("; ");
         return (values, Verdict::NotMeasured, reason);
     }
-    let verdict = values
-        .iter()
-        .map(|v| v.verdict)
-        .max()
-        .unwrap_or(Verdict::NotMeasured);
+    let verdicts = values.iter().map(|v| v.verdict);
+    // A claim that the fastest changes holds when it changes at some size: the best of
+    // the sizes; every other claim must hold at every one: the worst.
+    let verdict = if rule.expect_fastest_changes == Some(true) {
+        verdicts.min()
+    } else {
+        verdicts.max()
+    }
+    .unwrap_or(Verdict::NotMeasured);
     let deciding: Vec<String> = values
         .iter()
         .filter(|v| v.verdict == verdict)
@@ -188,17 +198,17 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             if !(0.0..1.0).contains(tolerance) {
                 return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
             }
-            if rule.expect_fastest.is_none() == rule.expect_ordering_changes.is_none() {
+            if rule.expect_lowest.is_none() == rule.expect_fastest_changes.is_none() {
                 return Err(
-                    "an ordering's rule is one of expect_fastest and expect_ordering_changes"
+                    "an ordering's rule is one of expect_lowest and expect_fastest_changes"
                         .to_string(),
                 );
             }
-            if let Some(name) = &rule.expect_fastest
+            if let Some(name) = &rule.expect_lowest
                 && !runs(name)
             {
                 return Err(format!(
-                    "expect_fastest names `{name}`, not among its implementations"
+                    "expect_lowest names `{name}`, not among its implementations"
                 ));
             }
             return Ok(());
@@ -218,8 +228,8 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             ));
         }
     }
-    if rule.expect_fastest.is_some() || rule.expect_ordering_changes.is_some() {
-        return Err("expect_fastest and expect_ordering_changes are for an ordering".to_string());
+    if rule.expect_lowest.is_some() || rule.expect_fastest_changes.is_some() {
+        return Err("expect_lowest and expect_fastest_changes are for an ordering".to_string());
     }
     Ok(())
 }
@@ -319,36 +329,101 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn an_ordering_changes_only_beyond_the_tolerance() {
-        let rule = Rule {
-            expect_ordering_changes: Some(true),
+    fn changes() -> Rule {
+        Rule {
+            expect_fastest_changes: Some(true),
             ..Rule::default()
-        };
+        }
+    }
+
+    #[test]
+    fn the_fastest_changes_when_two_workloads_share_no_tied_fastest() {
+        let rule = changes();
         let swapped = orders(&[
             ("u", &[("a", 10.0), ("b", 20.0)]),
             ("p", &[("a", 20.0), ("b", 10.0)]),
         ]);
-        assert_eq!(judge_orders(&rule, 0.05, &swapped).0, Verdict::Holds);
+        let (verdict, words) = judge_orders(&rule, 0.05, &swapped);
+        assert_eq!(verdict, Verdict::Holds);
+        assert!(
+            words.ends_with("fastest within the tolerance: u a, p b"),
+            "{words}"
+        );
+        // Within the tolerance both are fastest in both: no change.
         let tied = orders(&[
             ("u", &[("a", 10.0), ("b", 10.2)]),
             ("p", &[("a", 10.2), ("b", 10.0)]),
         ]);
         assert_eq!(judge_orders(&rule, 0.05, &tied).0, Verdict::DoesNotHold);
+        // b is fastest in p and tied for it in u: the sets meet, a tie is not a change.
+        let half_tied = orders(&[
+            ("u", &[("a", 10.0), ("b", 10.3)]),
+            ("p", &[("a", 12.0), ("b", 10.0)]),
+        ]);
+        let (verdict, words) = judge_orders(&rule, 0.05, &half_tied);
+        assert_eq!(verdict, Verdict::DoesNotHold);
+        assert!(words.ends_with("u a = b, p b"), "{words}");
+        // Slower ones swap, the fastest stays: no change.
         let lower = orders(&[
             ("u", &[("a", 1.0), ("b", 10.0), ("c", 20.0)]),
             ("p", &[("a", 1.0), ("b", 20.0), ("c", 10.0)]),
         ]);
-        assert_eq!(
-            judge_orders(&rule, 0.05, &lower).0,
-            Verdict::HoldsWithCaveat
-        );
+        assert_eq!(judge_orders(&rule, 0.05, &lower).0, Verdict::DoesNotHold);
+        // Any two workloads of three will do.
+        let third = orders(&[
+            ("u", &[("a", 1.0), ("b", 2.0)]),
+            ("e", &[("a", 1.0), ("b", 1.02)]),
+            ("p", &[("a", 2.0), ("b", 1.0)]),
+        ]);
+        assert_eq!(judge_orders(&rule, 0.05, &third).0, Verdict::Holds);
     }
 
     #[test]
-    fn an_expected_fastest_holds_ties_and_fails() {
+    fn a_change_at_one_size_is_enough_and_its_size_is_the_reason() {
+        let same = orders(&[
+            ("u", &[("a", 1.0), ("b", 2.0)]),
+            ("p", &[("a", 1.0), ("b", 2.0)]),
+        ]);
+        let swapped = orders(&[
+            ("u", &[("a", 1.0), ("b", 2.0)]),
+            ("p", &[("a", 2.0), ("b", 1.0)]),
+        ]);
+        let computed = |sizes: &[(&str, &Orders)]| -> Vec<Computed> {
+            sizes
+                .iter()
+                .map(|(label, orders)| Computed {
+                    label: label.to_string(),
+                    implementation: None,
+                    payload: Ok(Payload::Orders((*orders).clone())),
+                })
+                .collect()
+        };
+        let figure = FigureSpec::Ordering { tolerance: 0.05 };
+        let at = computed(&[
+            ("at 1000", &same),
+            ("at 100000", &swapped),
+            ("at 1000000", &same),
+        ]);
+        let (values, verdict, reason) = judge(&figure, &changes(), &at);
+        assert_eq!(verdict, Verdict::Holds);
+        assert_eq!(values[0].verdict, Verdict::DoesNotHold);
+        assert!(reason.starts_with("at 100000: "), "{reason}");
+        assert!(!reason.contains("at 1000:"), "{reason}");
+        let never = computed(&[("at 1000", &same), ("at 100000", &same)]);
+        assert_eq!(judge(&figure, &changes(), &never).1, Verdict::DoesNotHold);
+        // The opposite claim, that the fastest never changes, must hold at every size.
+        let steady = Rule {
+            expect_fastest_changes: Some(false),
+            ..Rule::default()
+        };
+        assert_eq!(judge(&figure, &steady, &never).1, Verdict::Holds);
+        assert_eq!(judge(&figure, &steady, &at).1, Verdict::DoesNotHold);
+    }
+
+    #[test]
+    fn an_expected_lowest_holds_ties_and_fails() {
         let rule = Rule {
-            expect_fastest: Some("a".to_string()),
+            expect_lowest: Some("a".to_string()),
             ..Rule::default()
         };
         let first = orders(&[("w", &[("a", 1.0), ("b", 2.0)])]);

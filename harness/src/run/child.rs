@@ -296,8 +296,9 @@ pub(super) fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cell, Declared};
+    use super::super::plan::{Cell, Declared};
     use super::*;
+    use crate::schema::CellDefinition;
     use timerbench_impls::Variant;
     use timerbench_workloads::families::GenSpec;
     use timerbench_workloads::suite::Case;
@@ -352,5 +353,43 @@ mod tests {
         // The same workload is within an exact implementation's range (all of u64).
         let heap = Variant::parse("binary-heap").unwrap();
         assert!(program.reach.within(&heap.declarations().range));
+    }
+
+    /// `reproduce` finds a planned cell's earlier record by definition: the one the plan
+    /// gives must be the one read back from the record its spec makes.
+    #[test]
+    fn a_records_definition_is_its_planned_cells() {
+        let variant = Variant::parse("hashed-wheel:slots=64").unwrap();
+        let cell = Cell {
+            case: Case {
+                workload: "hold-pareto".into(),
+                family: "hold".into(),
+                spec: GenSpec {
+                    timers: 1000,
+                    ops: Some(5000),
+                    seed: 9,
+                    params: vec![("dist".into(), "pareto".into())],
+                },
+            },
+            generator: "timerbench gen hold --timers 1000".into(),
+            declared: Declared::of(&variant),
+            variant,
+            skip: None,
+        };
+        let workload = Prepared {
+            path: "hold.tw".into(),
+            reference: Default::default(),
+            reach: Default::default(),
+        };
+        let sampling = Sampling {
+            repeat: 1,
+            min_sample: Duration::ZERO,
+        };
+        let spec = spec_of(&cell, &workload, sampling, false);
+        let record = CellRecord::for_spec(&spec, Status::Ok, None);
+        let definition = CellDefinition::of(&record);
+        assert_eq!(definition, cell.definition());
+        assert_eq!(definition.implementation_parameters["slots"], 64);
+        assert_eq!(definition.params["dist"], "pareto");
     }
 }

@@ -5,7 +5,7 @@
 //! The steps:
 //!
 //! 1. Check every flag and name, read and check every workload file (`--file`,
-//!    [`files`]), and plan the cells, before anything runs or is created.
+//!    [`files`]), and plan the cells ([`plan`]), before anything runs or is created.
 //! 2. Generate the workloads the cells need, in parallel (rayon), each checked by the
 //!    reference model; cache them by their generator command beside the results folder, so
 //!    a later run reuses them.
@@ -23,6 +23,10 @@
 //! `--resume DIR` skips the cells `DIR/results.jsonl` already holds, so an interrupted run
 //! loses nothing it finished.
 //!
+//! `timerbench reproduce` runs each experiment through [`Planned`] too, handing it the
+//! records of cells an earlier experiment measured: they are copied into the folder
+//! before step 2 and not measured again.
+//!
 //! The folder's files are read and written by the results crate (`timerbench-results`),
 //! the report by the report crate; here are the plan and the loop, with the workload cache
 //! ([`cache`]), the child processes ([`child`]) and the progress display ([`progress`]) in
@@ -33,18 +37,19 @@ mod child;
 mod files;
 mod group;
 mod memory_probe;
+mod plan;
 mod progress;
 mod resume;
 
 use crate::environment;
-use crate::schema::{CellKey, CellRecord, Status};
+use crate::schema::{CellDefinition, CellKey, CellRecord, Status};
 use crate::selection::Selection;
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
+use plan::Cell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_impls::{Range, Variant};
 use timerbench_results::{
     Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
 };
@@ -120,137 +125,152 @@ pub struct Args {
     inject_panic: Option<String>,
 }
 
-/// One planned cell: its case (what to generate, or a file) and its implementation variant.
-struct Cell {
-    case: Case,
-    /// What its records say regenerates the workload.
-    generator: String,
-    variant: Variant,
-    declared: Declared,
-    /// Why the cell is not run, when the suite chose a size above the implementation's
-    /// suite limit ([`timerbench_impls::SuiteLimit`]).
-    skip: Option<String>,
-}
-
-impl Cell {
-    fn key(&self) -> CellKey {
-        CellKey {
-            workload: self.case.workload.clone(),
-            timers: self.case.spec.timers,
-            implementation: self.variant.label().to_string(),
-        }
-    }
-}
-
-/// What a variant declares of itself, read once from an empty queue of it.
-#[derive(Clone)]
-struct Declared {
-    /// `exact`, or `approximate: ` and the bound.
-    precision: String,
-    /// The delays and ticks it holds.
-    range: Range,
-}
-
-impl Declared {
-    /// What `variant` declares ([`Variant::declarations`]).
-    fn of(variant: &Variant) -> Self {
-        let declared = variant.declarations();
-        Declared {
-            precision: if crate::schema::is_floor(variant.label()) {
-                crate::schema::FLOOR_PRECISION.to_string()
-            } else {
-                declared.precision.describe()
-            },
-            range: declared.range,
-        }
-    }
-}
-
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    run_suite(args, &SuiteFile::standard(), None)
+    Planned::new(args, &SuiteFile::standard())?.run(None, &[])
 }
 
-/// [`run`] over `suite` instead of the standard suite: `timerbench reproduce` measures each
-/// experiment's own workloads and sizes through the same plan, loop and records, and gives
-/// the `command` that makes the folder again (recorded in `environment.json` instead of
-/// this process's own command line).
-pub fn run_suite(
-    args: &Args,
-    suite: &SuiteFile,
-    command: Option<&str>,
-) -> anyhow::Result<ExitCode> {
-    let resumed;
-    let args = match &args.resume {
-        Some(folder) => {
-            resumed = resume::settings_of(folder, args, &given_flags())?;
-            &resumed
-        }
-        None => args,
-    };
-    // Every file is read and checked before anything is created.
-    let inputs = files::read_all(&args.files)?;
-    let cells = plan(args, suite, &inputs)?;
-    let folder = match (&args.resume, &args.out) {
-        // Checked by `resume::settings_of`.
-        (Some(folder), _) => folder.clone(),
-        (None, Some(folder)) => folder.clone(),
-        (None, None) => free_folder(""),
-    };
-    std::fs::create_dir_all(&folder)
-        .with_context(|| format!("cannot create the results folder {}", folder.display()))?;
-    let recorded = recorded_so_far(&folder)?;
-    if args.resume.is_some() {
-        files::check_recorded(&inputs, &recorded, &folder)?;
+/// A run planned (step 1): its settings (those its folder was started with, for
+/// `--resume`), its files read and checked, its cells; nothing created yet. `timerbench
+/// reproduce` plans each experiment's own suite (its workloads and sizes) this way, to run
+/// it through the same loop and records.
+pub(crate) struct Planned {
+    args: Args,
+    inputs: Vec<files::FileInput>,
+    cells: Vec<Cell>,
+}
+
+impl Planned {
+    /// Plans `args` over `suite`; one error naming the flag or file when anything is wrong.
+    pub(crate) fn new(args: &Args, suite: &SuiteFile) -> anyhow::Result<Planned> {
+        let args = match &args.resume {
+            Some(folder) => resume::settings_of(folder, args, &given_flags())?,
+            None => args.clone(),
+        };
+        // Every file is read and checked before anything is created.
+        let inputs = files::read_all(&args.files)?;
+        let cells = plan::plan(&args, suite, &inputs)?;
+        Ok(Planned {
+            args,
+            inputs,
+            cells,
+        })
     }
-    let done: BTreeSet<CellKey> = recorded.into_iter().map(|r| r.key).collect();
-    if args.resume.is_none() {
-        if !done.is_empty() {
-            bail!(
-                "{} already holds results; use --resume {} to continue it, or another --out",
-                folder.display(),
+
+    /// Each planned cell's definition, in the plan's order.
+    pub(crate) fn definitions(&self) -> Vec<CellDefinition> {
+        self.cells.iter().map(Cell::definition).collect()
+    }
+
+    /// Runs the plan (steps 2 to 4). `command`, when given, is recorded in
+    /// `environment.json` instead of this process's command line (`reproduce`: the command
+    /// that makes the experiment's folder again). `copied` are records of planned cells an
+    /// earlier run measured (`reproduce`: an earlier experiment, with the same settings):
+    /// appended as they are, not measured again; with every cell copied, no workload is
+    /// prepared and no cell process started.
+    pub(crate) fn run(
+        &self,
+        command: Option<&str>,
+        copied: &[CellRecord],
+    ) -> anyhow::Result<ExitCode> {
+        let Planned {
+            args,
+            inputs,
+            cells,
+        } = self;
+        let folder = match (&args.resume, &args.out) {
+            // Checked by `resume::settings_of`.
+            (Some(folder), _) => folder.clone(),
+            (None, Some(folder)) => folder.clone(),
+            (None, None) => free_folder(""),
+        };
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot create the results folder {}", folder.display()))?;
+        let recorded = recorded_so_far(&folder)?;
+        if args.resume.is_some() {
+            files::check_recorded(inputs, &recorded, &folder)?;
+        }
+        let mut done: BTreeSet<CellKey> = recorded.into_iter().map(|r| r.key).collect();
+        if args.resume.is_none() {
+            if !done.is_empty() {
+                bail!(
+                    "{} already holds results; use --resume {} to continue it, or another --out",
+                    folder.display(),
+                    folder.display()
+                );
+            }
+            let sampling = environment::Sampling {
+                repeat: args.repeat,
+                processes: args.processes,
+                min_sample_ms: args.min_sample_ms,
+                max_processes: args.max_processes.max(args.processes),
+                spread_from: args.spread_from,
+            };
+            let mut environment = environment::capture(&suite_word(args), sampling, args.timeout);
+            if let Some(command) = command {
+                environment.command = command.to_string();
+            }
+            write_environment(&folder, &environment)?;
+        }
+        files::record(inputs, &folder)?;
+        let mut results = Appender::open(&folder)?;
+        let planned: BTreeSet<CellKey> = cells.iter().map(Cell::key).collect();
+        let mut copies = 0;
+        for record in copied {
+            if planned.contains(&record.key) && done.insert(record.key.clone()) {
+                results.append(record)?;
+                copies += 1;
+            }
+        }
+        let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
+        if todo.is_empty() && copies > 0 {
+            println!(
+                "{}: all {copies} cells copied from an earlier run, none measured",
                 folder.display()
             );
+            return finish(&folder, &results, 0);
         }
-        let sampling = environment::Sampling {
-            repeat: args.repeat,
-            processes: args.processes,
-            min_sample_ms: args.min_sample_ms,
-            max_processes: args.max_processes.max(args.processes),
-            spread_from: args.spread_from,
-        };
-        let mut environment = environment::capture(&suite_word(args), sampling, args.timeout);
-        if let Some(command) = command {
-            environment.command = command.to_string();
-        }
-        write_environment(&folder, &environment)?;
+        println!(
+            "timerbench run --suite {}{}: {} cells ({} already done{}), results in {}",
+            suite_word(args),
+            match inputs.len() {
+                0 => String::new(),
+                1 => " and 1 file".to_string(),
+                n => format!(" and {n} files"),
+            },
+            cells.len(),
+            cells.len() - todo.len() - copies,
+            if copies > 0 {
+                format!(", {copies} copied from an earlier run")
+            } else {
+                String::new()
+            },
+            folder.display()
+        );
+        let not_ok = measure(args, inputs, &todo, &folder, &mut results)?;
+        finish(&folder, &results, not_ok)
     }
-    files::record(&inputs, &folder)?;
-    let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
-    println!(
-        "timerbench run --suite {}{}: {} cells ({} already done), results in {}",
-        suite_word(args),
-        match inputs.len() {
-            0 => String::new(),
-            1 => " and 1 file".to_string(),
-            n => format!(" and {n} files"),
-        },
-        cells.len(),
-        cells.len() - todo.len(),
-        folder.display()
-    );
+}
 
+/// Steps 2 and 3: prepares the workloads of `todo` and measures its cells into `results`;
+/// gives the number that failed (not counting those left out by design).
+fn measure(
+    args: &Args,
+    inputs: &[files::FileInput],
+    todo: &[&Cell],
+    folder: &Path,
+    results: &mut Appender,
+) -> anyhow::Result<usize> {
     let cases: Vec<&Case> = todo
         .iter()
         .map(|cell| &cell.case)
         .filter(|case| !is_file(case))
         .collect();
-    let cache_folder = cache::folder_beside(&folder);
+    let cache_folder = cache::folder_beside(folder);
     let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
-    prepared.extend(files::prepare(&inputs, &cache_folder)?);
+    prepared.extend(files::prepare(inputs, &cache_folder)?);
 
-    let mut results = Appender::open(&folder)?;
     let progress = progress::Progress::new(todo.len() as u64);
     let settings = group::Settings {
         sampling: child::Sampling {
@@ -265,8 +285,7 @@ pub fn run_suite(
     // The plan lists each (workload, size)'s implementations together: one group each.
     // The groups at `--spread-from` timers or more are measured last, as one block whose
     // rounds are spread over all of them (`group::measure_block`).
-    let spread =
-        |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
+    let spread = |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
     let groups: Vec<&[&Cell]> = todo
         .chunk_by(|a, b| case_id(&a.case) == case_id(&b.case))
         .collect();
@@ -287,10 +306,7 @@ pub fn run_suite(
                 group
             })
             .collect();
-        for record in group::measure_block(groups, &settings, &progress)
-            .into_iter()
-            .flatten()
-        {
+        for record in group::measure_block(groups, &settings, &progress).into_iter().flatten() {
             results.append(&record)?;
             if record.status != Status::Ok && !record.status.left_out() {
                 not_ok += 1;
@@ -298,11 +314,16 @@ pub fn run_suite(
         }
     }
     progress.done();
+    Ok(not_ok)
+}
 
+/// Step 4: the summary and the report from every record of `folder`, and what they say;
+/// success when no cell failed.
+fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<ExitCode> {
     let records = read_records(results.path())?;
-    write_summary(&folder, &records)?;
+    write_summary(folder, &records)?;
     let report = folder.join(REPORT_FILE);
-    crate::report::write_report(std::slice::from_ref(&folder), &report, None)?;
+    crate::report::write_report(&[folder.to_path_buf()], &report, None)?;
     println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
     let left_out = failed.iter().filter(|r| r.status.left_out()).count();
@@ -349,114 +370,6 @@ fn is_file(case: &Case) -> bool {
     case.family == timerbench_results::FILE_FAMILY
 }
 
-/// The cells of the selected suite and of the files, checked against every filter.
-fn plan(args: &Args, suite: &SuiteFile, inputs: &[files::FileInput]) -> anyhow::Result<Vec<Cell>> {
-    let known: BTreeSet<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
-    for name in &args.workloads {
-        if !known.contains(name.as_str()) {
-            bail!(
-                "--workload {name}: no such workload in the suite (workloads: {})",
-                known.iter().copied().collect::<Vec<_>>().join(", ")
-            );
-        }
-    }
-    if !with_suite(args) && !args.timers.is_empty() {
-        bail!(
-            "--timers does not apply to --file: a file's size is its own (its peak of \
-             pending timers); give --suite or --workload to run suite workloads at that size"
-        );
-    }
-    let mut cases = if with_suite(args) {
-        suite.cases(&suite_word(args)).map_err(|e| anyhow!(e))?
-    } else {
-        Vec::new()
-    };
-    cases.retain(|c| args.workloads.is_empty() || args.workloads.contains(&c.workload));
-    for input in inputs {
-        if cases.iter().any(|c| c.workload == input.workload.name) {
-            bail!(
-                "--file {}: its workload name `{}` is a suite workload's in this run: give \
-                 the file another @name",
-                input.workload.path,
-                input.workload.name
-            );
-        }
-    }
-    if !args.timers.is_empty() {
-        // Replace each selected workload's sizes by the ones asked for.
-        let mut resized = Vec::new();
-        let mut seen = BTreeSet::new();
-        for case in cases {
-            if seen.insert(case.workload.clone()) {
-                for &timers in &args.timers {
-                    let mut case = case.clone();
-                    case.spec.timers = timers;
-                    resized.push(case);
-                }
-            }
-        }
-        cases = resized;
-    }
-    let mut chosen = args.selection.variants_or(suite.variants());
-    if args.floor {
-        chosen.push(Variant::parse(timerbench_results::FLOOR).map_err(|e| anyhow!(e))?);
-    }
-    let variants: Vec<(Variant, Declared)> = chosen
-        .into_iter()
-        .map(|variant| {
-            let declared = Declared::of(&variant);
-            (variant, declared)
-        })
-        .collect();
-    let sizes_given = !args.timers.is_empty();
-    let mut cells: Vec<Cell> = cases
-        .iter()
-        .flat_map(|case| {
-            variants.iter().map(move |(variant, declared)| Cell {
-                case: case.clone(),
-                generator: case_id(case),
-                variant: variant.clone(),
-                declared: declared.clone(),
-                skip: if sizes_given {
-                    None
-                } else {
-                    above_suite_limit(variant, case.spec.timers)
-                },
-            })
-        })
-        .collect();
-    for input in inputs {
-        let case = input.case();
-        for (variant, declared) in &variants {
-            cells.push(Cell {
-                case: case.clone(),
-                generator: input.generator(),
-                variant: variant.clone(),
-                declared: declared.clone(),
-                skip: files::above_limit(variant, &input.workload, args.selection.named(variant)),
-            });
-        }
-    }
-    if let Some(target) = &args.inject_panic
-        && !cells.iter().any(|cell| cell_name(&cell.key()) == *target)
-    {
-        bail!("--inject-panic {target}: no such cell in this run");
-    }
-    Ok(cells)
-}
-
-/// Why `variant` is not run at `timers` when a suite chose the size: the size is above
-/// its declared suite limit.
-fn above_suite_limit(variant: &Variant, timers: u64) -> Option<String> {
-    let limit = variant.implementation.suite_limit?;
-    (timers > limit.max_timers).then(|| {
-        format!(
-            "{} runs at most {} timers in a suite ({}); --timers {timers} runs it",
-            variant.implementation.name, limit.max_timers, limit.why
-        )
-    })
-}
-
 /// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
 /// tell a flag given from a default.
 fn given_flags() -> Vec<String> {
@@ -499,36 +412,4 @@ pub(crate) fn free_folder(prefix: &str) -> PathBuf {
         n += 1;
     }
     folder
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use timerbench_impls::{Implementation, SuiteLimit};
-
-    static SCANNER: Implementation = Implementation {
-        name: "scanner",
-        summary: "a structure that scans every timer per move",
-        peer: false,
-        parameters: &[],
-        suite_limit: Some(SuiteLimit {
-            max_timers: 100_000,
-            why: "scans every pending timer per clock move",
-        }),
-    };
-
-    #[test]
-    fn a_suite_size_above_the_limit_is_skipped_with_its_reason() {
-        let variant = Variant::of(&SCANNER);
-        assert_eq!(above_suite_limit(&variant, 100_000), None);
-        assert_eq!(
-            above_suite_limit(&variant, 1_000_000).as_deref(),
-            Some(
-                "scanner runs at most 100000 timers in a suite (scans every pending timer per \
-                 clock move); --timers 1000000 runs it"
-            )
-        );
-        let unlimited = Variant::parse("binary-heap").unwrap();
-        assert_eq!(above_suite_limit(&unlimited, 10_000_000), None);
-    }
 }

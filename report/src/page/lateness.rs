@@ -18,10 +18,10 @@ use crate::model::{Model, Workload};
 use crate::runs::Run;
 use anyhow::Context as _;
 use maud::{Markup, html};
-use timerbench_results::{CellRecord, Lateness};
+use timerbench_results::CellRecord;
 
 /// Columns of the lateness table after the implementation (and the run).
-const FIGURE_COLUMNS: usize = 9;
+const FIGURE_COLUMNS: usize = 10;
 
 /// The section, and its charts (into `drawn`).
 pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Result<Markup> {
@@ -64,7 +64,8 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
             em { "firings" } " measured (early ones apart), how many were " em { "late" } ", the \
              lateness at p50, p99 and its largest, in ticks; " em { "of delay" } " the largest \
              lateness as a fraction of its timer's delay (deadline minus the clock at its \
-             start); " em { "early" } " the firings before the model's, which the \
+             start), and " em { "beyond 1 tick" } " the same without the one tick a wheel \
+             that rounds every expiry up (as Linux does) adds to every timer; " em { "early" } " the firings before the model's, which the \
              implementation allows only for a deadline beyond its range (clamped), with the \
              most ticks one came early; " em { "stopped late" } " the stops that found pending \
              a timer the model had already fired; " em { "pending late" } " the timers the \
@@ -215,6 +216,9 @@ fn table(context: &Context, workload: &Workload, approximate: &[&Implementation]
                     th.num title="lateness at the 99th percentile, ticks" { "p99" }
                     th.num title="the largest lateness, ticks" { "max" }
                     th.num title="the largest lateness over its timer's delay" { "of delay" }
+                    th.num title="the largest lateness beyond one tick over its timer's delay" {
+                        "beyond 1 tick"
+                    }
                     th.num title="firings before the model's (a deadline clamped to the range)" {
                         "early"
                     }
@@ -264,7 +268,8 @@ fn figures(context: &Context, run: &Run, record: &CellRecord) -> Markup {
         td.num { (ticks("p50")) }
         td.num { strong { (ticks("p99")) } }
         td.num { (ticks("max")) }
-        td.num { (fraction(l)) }
+        td.num { (fraction(l.largest_fraction_of_delay)) }
+        td.num { (l.largest_fraction_beyond_one_tick.map_or("–".to_string(), fraction)) }
         td.num {
             (thousands(l.early))
             @if l.early > 0 {
@@ -276,9 +281,9 @@ fn figures(context: &Context, run: &Run, record: &CellRecord) -> Markup {
     }
 }
 
-/// The largest lateness over its delay, as a percentage: `12.5%`, `100%`, `0.25%`.
-fn fraction(lateness: &Lateness) -> String {
-    let percent = lateness.largest_fraction_of_delay * 100.0;
+/// A fraction of a delay as a percentage: `12.5%`, `100%`, `0.25%`.
+fn fraction(of_delay: f64) -> String {
+    let percent = of_delay * 100.0;
     let text = if percent == 0.0 {
         "0".to_string()
     } else if percent < 1.0 {

@@ -41,6 +41,7 @@ fn lateness_of(ticks: &[u64], early: u64) -> Lateness {
         stopped_late: 3,
         pending_late: 2,
         largest_fraction_of_delay: 0.125,
+        largest_fraction_beyond_one_tick: Some(0.1),
         percentiles,
         histogram_v2: base64::engine::general_purpose::STANDARD.encode(bytes),
     }
@@ -190,6 +191,10 @@ fn approximate_cells_have_a_lateness_table_and_two_charts_per_workload() {
     assert!(
         lateness.contains("12.5%"),
         "the largest lateness of its delay"
+    );
+    assert!(
+        lateness.contains("<td class=\"num\">10%</td>"),
+        "the largest lateness beyond one tick"
     );
     assert!(
         lateness.contains("(up to 4,096 ticks)"),

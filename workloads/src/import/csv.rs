@@ -22,21 +22,25 @@
 //! with `time` (a header). Anything else that does not fit is an error naming the line:
 //! unlike an ftrace capture, this form is written on purpose.
 
-use super::{Builder, Event, ImportError, Imported, open_lines, source_names, tally_metadata};
+use super::{
+    Builder, Event, ImportError, Imported, Moves, open_lines, source_names, tally_metadata,
+};
 use crate::Workload;
 use crate::metadata::Metadata;
 use std::io::BufRead;
 use std::path::Path;
 
-/// Imports the CSV at `path` with ticks of `tick_ns` nanoseconds (`tick_text` for `@tick`).
+/// Imports the CSV at `path` with ticks of `tick_ns` nanoseconds (`tick_text` for `@tick`),
+/// the clock moved as `moves` says.
 pub fn import(
     path: &Path,
     tick_ns: u64,
     tick_text: &str,
+    moves: Moves,
     generator: Option<&str>,
 ) -> Result<Imported, ImportError> {
     let input = open_lines(path)?;
-    let mut builder = Builder::new(1, tick_ns);
+    let mut builder = Builder::new(1, tick_ns, moves);
     let mut last_time: Option<u64> = None;
     let mut rows = 0u64;
     let mut seen_other = false;
@@ -107,6 +111,7 @@ pub fn import(
     }
     metadata.push("source", source_names(&[path.to_path_buf()]));
     metadata.push("tick", tick_text);
+    metadata.push("moves", moves.name());
     metadata.push("rows", rows.to_string());
     metadata.push("timers", timers.to_string());
     tally_metadata(&mut metadata, &["csv"], &tallies);

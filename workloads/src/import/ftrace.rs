@@ -46,7 +46,7 @@
 mod line;
 
 use super::{
-    Builder, Event, ImportError, Imported, Tally, open_lines, source_names, tally_metadata,
+    Builder, Event, ImportError, Imported, Moves, Tally, open_lines, source_names, tally_metadata,
 };
 use crate::Workload;
 use crate::metadata::Metadata;
@@ -75,6 +75,8 @@ pub struct Options {
     pub tick_ns: u64,
     /// The text of the tick for `@tick`, e.g. `1ms`.
     pub tick_text: String,
+    /// How the clock moves between events (`@moves`).
+    pub moves: Moves,
     /// The kernel's HZ, if known; otherwise inferred.
     pub hz: Option<u64>,
     /// The command line, for `@generator`.
@@ -211,6 +213,7 @@ pub fn import(paths: &[PathBuf], options: &Options) -> Result<(Imported, Report)
     }
     metadata.push("source", source_names(paths));
     metadata.push("tick", options.tick_text.clone());
+    metadata.push("moves", options.moves.name());
     metadata.push("hz", format!("{} ({})", hz.0, hz.1));
     let selected = match options.timers {
         Timers::All => "all",
@@ -357,7 +360,7 @@ fn ceil_div(a: i128, b: i128) -> i128 {
 
 /// Turns the sorted records into the builder's events: quirks 1 to 3, and the clocks.
 fn convert(records: &[Record], options: &Options, hz: u64, report: &mut Report) -> Builder {
-    let mut builder = Builder::new(2, options.tick_ns);
+    let mut builder = Builder::new(2, options.tick_ns, options.moves);
     builder.set_origin(records[0].ts);
     // The next record of the same timer, and of the same CPU (quirks 1 and 2).
     let n = records.len();

@@ -8,7 +8,10 @@
 //! semantics live, so that every importer agrees on them:
 //!
 //! - The clock in ticks is `floor((time - origin) / tick)`, the first event at tick 0; the
-//!   time between events becomes `a N` lines, so the file replays the real timing.
+//!   time between events becomes `a N` lines, so the file replays the real timing, or
+//!   `t N` lines with [`Moves::Tick`] (recorded as `@moves`): the same firings, but every
+//!   tick its own clock move, so that an approximate structure's lateness is its own
+//!   rather than the gap to the recording's next event (see [`Moves`]).
 //! - A start becomes `s ID DELAY` with the deadline rounded *up* to a tick (no deadline
 //!   moves earlier), `DELAY = deadline - clock`; a deadline already past gets delay 0 and is
 //!   counted. A start of a timer the reference model still holds pending is `r ID DELAY`.
@@ -157,6 +160,41 @@ pub struct Tally {
     pub firings_unstarted: u64,
 }
 
+/// How the time between two events becomes clock moves.
+///
+/// Both give the same firings. They differ in where a firing's clock is: under `a N` a
+/// timer fires at the end of the move that reaches its deadline, so a structure that
+/// fires one tick after the model (Linux's wheel rounds every expiry up) is measured late
+/// by the whole next gap between the recording's events, which is the recording's
+/// rhythm, not the structure's slack; under `t N` each tick is its own move (the workload
+/// format's "Outcome"), so it is measured late by its own tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Moves {
+    /// `a N`: one move per gap, one call however long the gap (the default).
+    #[default]
+    Advance,
+    /// `t N`: one move per tick, so replays call `advance` once per tick.
+    Tick,
+}
+
+impl Moves {
+    /// Both, in the order `--moves` lists them.
+    pub const ALL: [Moves; 2] = [Moves::Advance, Moves::Tick];
+
+    /// The one [`Moves::name`] spells `name`.
+    pub fn named(name: &str) -> Option<Moves> {
+        Moves::ALL.into_iter().find(|moves| moves.name() == name)
+    }
+
+    /// As `--moves` and `@moves` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Moves::Advance => "advance",
+            Moves::Tick => "tick",
+        }
+    }
+}
+
 /// The most the clock may reach: the format's bound is `2^63`, kept well clear of.
 const CLOCK_LIMIT: u64 = 1 << 62;
 
@@ -170,6 +208,7 @@ struct Pending {
 /// Turns a time-ordered [`Event`] stream into operations; see the module documentation.
 pub struct Builder {
     tick_ns: u64,
+    clock_moves: Moves,
     origin: Option<i128>,
     clock: u64,
     moves: u64,
@@ -185,10 +224,12 @@ pub struct Builder {
 }
 
 impl Builder {
-    /// A builder with `classes` timer classes and ticks of `tick_ns` nanoseconds.
-    pub fn new(classes: usize, tick_ns: u64) -> Self {
+    /// A builder with `classes` timer classes and ticks of `tick_ns` nanoseconds, moving
+    /// the clock as `moves` says.
+    pub fn new(classes: usize, tick_ns: u64, moves: Moves) -> Self {
         Builder {
             tick_ns,
+            clock_moves: moves,
             origin: None,
             clock: 0,
             moves: 0,
@@ -229,11 +270,14 @@ impl Builder {
 
     fn move_to(&mut self, target: u64) {
         if target > self.clock {
-            self.ops.push(Op::Advance {
-                ticks: target - self.clock,
-            });
+            let ticks = target - self.clock;
+            let (op, moves) = match self.clock_moves {
+                Moves::Advance => (Op::Advance { ticks }, 1),
+                Moves::Tick => (Op::Tick { ticks }, ticks),
+            };
+            self.ops.push(op);
             self.clock = target;
-            self.moves += 1;
+            self.moves += moves;
             let clock = self.clock;
             self.pending.retain(|_, p| p.deadline > clock);
         }

@@ -1,0 +1,215 @@
+//! The plan of a run: its cells (workload, size, implementation), each with what it is
+//! measured from and what its implementation declares, checked against every filter before
+//! anything runs; and each cell's definition, by which `timerbench reproduce` knows a cell
+//! another experiment already measured.
+
+use super::{Args, case_id, cell_name, files, suite_word, with_suite};
+use crate::schema::{CellDefinition, CellKey, parameters_of};
+use anyhow::{anyhow, bail};
+use std::collections::BTreeSet;
+use timerbench_impls::{Range, Variant};
+use timerbench_workloads::suite::{Case, SuiteFile};
+
+/// One planned cell: its case (what to generate, or a file) and its implementation variant.
+pub(super) struct Cell {
+    pub case: Case,
+    /// What its records say regenerates the workload.
+    pub generator: String,
+    pub variant: Variant,
+    pub declared: Declared,
+    /// Why the cell is not run, when the suite chose a size above the implementation's
+    /// suite limit ([`timerbench_impls::SuiteLimit`]).
+    pub skip: Option<String>,
+}
+
+impl Cell {
+    pub fn key(&self) -> CellKey {
+        CellKey {
+            workload: self.case.workload.clone(),
+            timers: self.case.spec.timers,
+            implementation: self.variant.label().to_string(),
+        }
+    }
+
+    /// What makes it the same measurement as a cell of another run: from the same fields
+    /// its spec hands the child, which its record keeps
+    /// ([`CellDefinition::of`](crate::schema::CellDefinition::of)).
+    pub fn definition(&self) -> CellDefinition {
+        CellDefinition {
+            key: self.key(),
+            family: self.case.family.clone(),
+            params: self.case.spec.params.iter().cloned().collect(),
+            ops: self.case.spec.ops,
+            seed: self.case.spec.seed,
+            implementation_parameters: parameters_of(self.variant.label()),
+        }
+    }
+}
+
+/// What a variant declares of itself, read once from an empty queue of it.
+#[derive(Clone)]
+pub(super) struct Declared {
+    /// `exact`, or `approximate: ` and the bound.
+    pub precision: String,
+    /// The delays and ticks it holds.
+    pub range: Range,
+}
+
+impl Declared {
+    /// What `variant` declares ([`Variant::declarations`]).
+    pub fn of(variant: &Variant) -> Self {
+        let declared = variant.declarations();
+        Declared {
+            precision: if crate::schema::is_floor(variant.label()) {
+                crate::schema::FLOOR_PRECISION.to_string()
+            } else {
+                declared.precision.describe()
+            },
+            range: declared.range,
+        }
+    }
+}
+
+/// The cells of the selected suite and of the files, checked against every filter.
+pub(super) fn plan(
+    args: &Args,
+    suite: &SuiteFile,
+    inputs: &[files::FileInput],
+) -> anyhow::Result<Vec<Cell>> {
+    let known: BTreeSet<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
+    for name in &args.workloads {
+        if !known.contains(name.as_str()) {
+            bail!(
+                "--workload {name}: no such workload in the suite (workloads: {})",
+                known.iter().copied().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    if !with_suite(args) && !args.timers.is_empty() {
+        bail!(
+            "--timers does not apply to --file: a file's size is its own (its peak of \
+             pending timers); give --suite or --workload to run suite workloads at that size"
+        );
+    }
+    let mut cases = if with_suite(args) {
+        suite.cases(&suite_word(args)).map_err(|e| anyhow!(e))?
+    } else {
+        Vec::new()
+    };
+    cases.retain(|c| args.workloads.is_empty() || args.workloads.contains(&c.workload));
+    for input in inputs {
+        if cases.iter().any(|c| c.workload == input.workload.name) {
+            bail!(
+                "--file {}: its workload name `{}` is a suite workload's in this run: give \
+                 the file another @name",
+                input.workload.path,
+                input.workload.name
+            );
+        }
+    }
+    if !args.timers.is_empty() {
+        // Replace each selected workload's sizes by the ones asked for.
+        let mut resized = Vec::new();
+        let mut seen = BTreeSet::new();
+        for case in cases {
+            if seen.insert(case.workload.clone()) {
+                for &timers in &args.timers {
+                    let mut case = case.clone();
+                    case.spec.timers = timers;
+                    resized.push(case);
+                }
+            }
+        }
+        cases = resized;
+    }
+    let mut chosen = args.selection.variants_or(suite.variants());
+    if args.floor {
+        chosen.push(Variant::parse(timerbench_results::FLOOR).map_err(|e| anyhow!(e))?);
+    }
+    let variants: Vec<(Variant, Declared)> = chosen
+        .into_iter()
+        .map(|variant| {
+            let declared = Declared::of(&variant);
+            (variant, declared)
+        })
+        .collect();
+    let sizes_given = !args.timers.is_empty();
+    let mut cells: Vec<Cell> = cases
+        .iter()
+        .flat_map(|case| {
+            variants.iter().map(move |(variant, declared)| Cell {
+                case: case.clone(),
+                generator: case_id(case),
+                variant: variant.clone(),
+                declared: declared.clone(),
+                skip: if sizes_given {
+                    None
+                } else {
+                    above_suite_limit(variant, case.spec.timers)
+                },
+            })
+        })
+        .collect();
+    for input in inputs {
+        let case = input.case();
+        for (variant, declared) in &variants {
+            cells.push(Cell {
+                case: case.clone(),
+                generator: input.generator(),
+                variant: variant.clone(),
+                declared: declared.clone(),
+                skip: files::above_limit(variant, &input.workload, args.selection.named(variant)),
+            });
+        }
+    }
+    if let Some(target) = &args.inject_panic
+        && !cells.iter().any(|cell| cell_name(&cell.key()) == *target)
+    {
+        bail!("--inject-panic {target}: no such cell in this run");
+    }
+    Ok(cells)
+}
+
+/// Why `variant` is not run at `timers` when a suite chose the size: the size is above
+/// its declared suite limit.
+fn above_suite_limit(variant: &Variant, timers: u64) -> Option<String> {
+    let limit = variant.implementation.suite_limit?;
+    (timers > limit.max_timers).then(|| {
+        format!(
+            "{} runs at most {} timers in a suite ({}); --timers {timers} runs it",
+            variant.implementation.name, limit.max_timers, limit.why
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_impls::{Implementation, SuiteLimit};
+
+    static SCANNER: Implementation = Implementation {
+        name: "scanner",
+        summary: "a structure that scans every timer per move",
+        peer: false,
+        parameters: &[],
+        suite_limit: Some(SuiteLimit {
+            max_timers: 100_000,
+            why: "scans every pending timer per clock move",
+        }),
+    };
+
+    #[test]
+    fn a_suite_size_above_the_limit_is_skipped_with_its_reason() {
+        let variant = Variant::of(&SCANNER);
+        assert_eq!(above_suite_limit(&variant, 100_000), None);
+        assert_eq!(
+            above_suite_limit(&variant, 1_000_000).as_deref(),
+            Some(
+                "scanner runs at most 100000 timers in a suite (scans every pending timer per \
+                 clock move); --timers 1000000 runs it"
+            )
+        );
+        let unlimited = Variant::parse("binary-heap").unwrap();
+        assert_eq!(above_suite_limit(&unlimited, 10_000_000), None);
+    }
+}
