@@ -285,7 +285,8 @@ fn measure(
     // The plan lists each (workload, size)'s implementations together: one group each.
     // The groups at `--spread-from` timers or more are measured last, as one block whose
     // rounds are spread over all of them (`group::measure_block`).
-    let spread = |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
+    let spread =
+        |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
     let groups: Vec<&[&Cell]> = todo
         .chunk_by(|a, b| case_id(&a.case) == case_id(&b.case))
         .collect();
@@ -306,7 +307,10 @@ fn measure(
                 group
             })
             .collect();
-        for record in group::measure_block(groups, &settings, &progress).into_iter().flatten() {
+        for record in group::measure_block(groups, &settings, &progress)
+            .into_iter()
+            .flatten()
+        {
             results.append(&record)?;
             if record.status != Status::Ok && !record.status.left_out() {
                 not_ok += 1;
