@@ -102,12 +102,13 @@ pub struct Args {
     /// under half a second takes more, one round at a time, up to this many (at least P).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
-    /// The groups (one workload at one size) with at least this many timers are measured
-    /// last, together: every group's first process, then every group's second, and so
-    /// on, so that each cell's processes are spread over the whole block rather than a few
-    /// minutes of it; 0 measures every group on its own. A block's records are written when
-    /// the whole block is done, so an interrupted run resumes the block from its start.
-    #[arg(long, value_name = "TIMERS", default_value_t = 1_000_000)]
+    /// A study switch, off (0) by default: the groups (one workload at one size) with at
+    /// least this many timers are measured last, together: every group's first process,
+    /// then every group's second, and so on, so that each cell's processes are spread over
+    /// the whole block rather than a few minutes of it. Two default runs with 1000000 agreed
+    /// no better at 1M than without it (`harness/src/run/group.rs`). A block's records are
+    /// written when the whole block is done, so an interrupted run resumes it from its start.
+    #[arg(long, value_name = "TIMERS", default_value_t = 0)]
     spread_from: u64,
     /// The results folder (default: results/<date>-<host>-<git rev>).
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
