@@ -1,11 +1,14 @@
 //! The CSV importer: the documented form converted as its module says, and every way a row
 //! can be wrong reported as one error naming the file and line.
 
+mod support;
+
 use std::path::{Path, PathBuf};
+use support::ops;
 use timerbench_impls::TimerQueue;
 use timerbench_impls::linux_wheel::LinuxWheel;
 use timerbench_workloads::compile;
-use timerbench_workloads::import::{Imported, Moves, csv};
+use timerbench_workloads::import::{Moves, csv};
 use timerbench_workloads::replay::replay_within_bound;
 
 fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
@@ -16,16 +19,6 @@ fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 const MS: u64 = 1_000_000;
-
-/// The workload's operations, one line each.
-fn ops(imported: &Imported) -> String {
-    imported
-        .workload
-        .ops
-        .iter()
-        .map(|op| format!("{op}\n"))
-        .collect()
-}
 
 #[test]
 fn rows_become_operations() {

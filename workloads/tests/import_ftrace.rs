@@ -2,12 +2,15 @@
 //! the raw file counted independently; the capture replayed through every implementation;
 //! and each kernel quirk on a tiny hand-written trace.
 
+mod support;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use support::ops;
 use timerbench_impls::Variant;
 use timerbench_impls::registry::IMPLEMENTATIONS;
 use timerbench_workloads::import::ftrace::{self, HRTIMER, Options, Report, Timers, WHEEL};
-use timerbench_workloads::import::{Imported, Moves, parse_tick};
+use timerbench_workloads::import::{Moves, parse_tick};
 use timerbench_workloads::replay::verify_as_declared;
 use timerbench_workloads::{compile, load, writer};
 
@@ -48,15 +51,6 @@ fn import(texts: &[&str], tick: &str, hz: Option<u64>) -> (String, Report) {
     // Every import must be a valid workload.
     compile(&imported.workload, Path::new("fixture.tw")).unwrap();
     (ops(&imported), report)
-}
-
-fn ops(imported: &Imported) -> String {
-    imported
-        .workload
-        .ops
-        .iter()
-        .map(|op| format!("{op}\n"))
-        .collect()
 }
 
 #[test]
