@@ -127,6 +127,10 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
             .push((name, pass.elapsed().as_secs_f64()));
         pass = Instant::now();
     };
+    // Split before the verification, as a samples process does, so that the memory pass's
+    // queue is the last thing built before the samples: their first queue then lands on
+    // its pages, and the memory pass is the warm-up the samples need.
+    let split = split(program)?;
     let (verified, reference, lateness, precision) = match warm_up::<Q>(spec, variant, program)? {
         WarmUp::Verified {
             verified,
@@ -152,6 +156,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         })
     };
 
+    let memory_started = Instant::now();
     let memory = match memory::<Q>(
         program,
         reference,
@@ -162,15 +167,15 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
         Ok(memory) => memory,
         Err(message) => return unverified(message),
     };
+    let replay = memory_started.elapsed();
     lap("memory", &mut diagnostics);
 
-    let split = split(program)?;
     let throughput = match sample::<Q>(
         spec,
         recipe,
         &split,
         reference,
-        Warmed::NotYet,
+        Warmed::ByMemoryPass { replay },
         &mut diagnostics,
     )? {
         Ok(throughput) => throughput,

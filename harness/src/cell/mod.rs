@@ -26,10 +26,11 @@
 //!    again with the model and a full replay names the first differing firing, and the
 //!    record is `unverified`, without figures: a wrong structure's speed is never reported;
 //! 3. memory: one replay under the counting allocator ([`crate::alloc`]), untimed; the
-//!    last pass that counts allocations;
-//! 4. throughput: one untimed replay (so that the first sample does not pay the page faults
-//!    of fresh memory; a `samples` process splits the workload before step 2 instead, and
-//!    its verification replay is that warm-up), then `repeat` samples (2 for a replay of
+//!    last pass that counts allocations, and the throughput pass's warm-up (the workload
+//!    is split before step 2, so that the first sample's queue lands on the memory pass's
+//!    pages and pays no page faults; a `samples` process's verification replay is its
+//!    warm-up in the same way);
+//! 4. throughput: `repeat` samples (2 for a replay of
 //!    half a second or more) of at least the minimum sample time, each replays with the
 //!    `Quiet` observer, `Instant` around `drive` only, the fill timed apart, each checked
 //!    against the reference's counts;

@@ -8,8 +8,8 @@ use super::Diagnostics;
 use super::passes::throughput::throughput;
 use super::passes::timed::{Recipe, TimedWorkload};
 use super::passes::verify::{Verified, replay_unverified, verify, verify_within_bound};
-use crate::schema::{CellMode, CellSpec, Throughput};
-use std::time::{Duration, Instant};
+use crate::schema::{CellSpec, Throughput};
+use std::time::Duration;
 use timerbench_impls::{Precision, TimerQueue, Variant, registry};
 use timerbench_workloads::bounded::Lateness;
 use timerbench_workloads::reference::Summary;
@@ -95,8 +95,8 @@ pub(super) fn warm_up<Q: TimerQueue<u64>>(
 /// far above the clock's resolution; in that run the 23 cells this slow spanned a median
 /// 2.1% within a process and 1.0% (MAD) between processes, so a third sample adds little
 /// that the other processes do not, and it cost a tenth of the suite's time. The `full`
-/// process decides, from its untimed replay, and `timerbench run` hands its count to the
-/// cell's `samples` processes.
+/// process decides, from its memory pass's replay, and `timerbench run` hands its count
+/// to the cell's `samples` processes.
 pub(super) const SLOW_REPLAY: Duration = Duration::from_millis(500);
 
 /// Samples per process of a slow replay: two, the fewest that still give a spread within
@@ -108,17 +108,22 @@ pub(super) fn split(program: &Program) -> anyhow::Result<TimedWorkload<'static>>
     TimedWorkload::after_fill(program, program.fill_steps()).map_err(anyhow::Error::msg)
 }
 
-/// What warmed the allocator before the first sample.
+/// What warmed the allocator before the first sample. Without a warm-up the first
+/// sample's queue lands on fresh pages and pays their faults (measured at 10M timers: the
+/// first of five samples 1.2 to 2.9 times the others); either way below, the replay just
+/// before built a queue of the same size after the split was allocated, so the first
+/// sample's queue reuses its pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Warmed {
-    /// Nothing yet: one untimed replay first, on a queue of the same size. Without it the
-    /// first sample's queue lands on fresh pages and pays their faults (measured at 10M
-    /// timers: the first of five samples 1.2 to 2.9 times the others).
-    NotYet,
-    /// The verification replay just before, with the split already allocated, so that the
-    /// first sample's queue reuses the verification queue's pages (a `samples` process:
-    /// the replay it saves is a fifth of its time).
+    /// The verification replay (a `samples` process, whose sample count the parent gives).
     ByVerification,
+    /// The memory pass (the `full` process), whose `replay` took this long: from it the
+    /// process decides its sample count ([`SLOW_REPLAY`]). It replays the whole workload
+    /// with the allocations counted, which costs a structure that allocates per timer a
+    /// few percent more than a timed replay, so a replay just under the bound may count as
+    /// slow. Until 2026-11-24 the full process replayed once more, untimed, for this; the
+    /// memory pass made that replay redundant, and it cost about a twentieth of the suite.
+    ByMemoryPass { replay: Duration },
 }
 
 /// The throughput pass: `spec.repeat` samples (fewer for a slow replay: [`SLOW_REPLAY`])
@@ -139,23 +144,8 @@ pub(super) fn sample<Q: TimerQueue<u64>>(
         crate::alloc::stop_counting();
     }
     let repeat = match warmed {
-        Warmed::NotYet => {
-            let started = Instant::now();
-            let warm = split.fresh_queue::<Q>(recipe).map(|ready| ready.time());
-            if let Err(message) = warm
-                .map_err(|e| e.to_string())
-                .and_then(|timed| timed.replayed.check(reference))
-            {
-                return Ok(Err(format!(
-                    "the untimed replay before the samples: {message}"
-                )));
-            }
-            match spec.mode {
-                CellMode::Full if started.elapsed() >= SLOW_REPLAY => spec.repeat.min(SLOW_REPEAT),
-                _ => spec.repeat,
-            }
-        }
-        Warmed::ByVerification => spec.repeat,
+        Warmed::ByMemoryPass { replay } if replay >= SLOW_REPLAY => spec.repeat.min(SLOW_REPEAT),
+        Warmed::ByMemoryPass { .. } | Warmed::ByVerification => spec.repeat,
     };
     let min_sample = Duration::from_nanos(spec.min_sample_ns);
     Ok(throughput::<Q>(

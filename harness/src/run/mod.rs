@@ -97,9 +97,10 @@ pub struct Args {
     /// all their samples, and the spread between processes is recorded.
     #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     processes: u32,
-    /// The most processes a cell takes: after the first P, a cell whose process medians
-    /// still differ by more than 2% (their MAD over their median) and whose replay takes
-    /// under half a second takes more, one round at a time, up to this many (at least P).
+    /// The most processes a cell takes: after the first P, a cell below 1M timers whose
+    /// process medians still differ by more than 2% (their MAD over their median) and
+    /// whose replay takes under half a second takes more, one round at a time, up to this
+    /// many (at least P).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
     /// A study switch, off (0) by default: the groups (one workload at one size) with at
