@@ -122,7 +122,9 @@ pub(super) enum Warmed {
     /// with the allocations counted, which costs a structure that allocates per timer a
     /// few percent more than a timed replay, so a replay just under the bound may count as
     /// slow. Until 2026-11-24 the full process replayed once more, untimed, for this; the
-    /// memory pass made that replay redundant, and it cost about a twentieth of the suite.
+    /// memory pass made that replay redundant, and it cost about a minute of a 24-minute
+    /// default run (estimated from the run's records: each cell's median times its
+    /// operations).
     ByMemoryPass { replay: Duration },
 }
 
