@@ -73,8 +73,9 @@ pub(super) const QUICK_REPLAY: Duration = Duration::from_millis(500);
 /// Over all 132 cells at 1M: 47 against 45 (A/B), 43 against 51 (C/D). At 1k the extra
 /// processes firm the median up; at 1M a run's cells move together by up to 20% against
 /// the other run's (the host's state over tens of minutes, `group::measure_block`), and
-/// more processes of the same run cannot reach that. They cost 2.6 and 3.1 minutes of
-/// those runs, an eighth of the suite.
+/// more processes of the same run cannot reach that. They cost about 2.6 and 3.1 minutes
+/// of those runs, an eighth of the suite (estimated from the records: a cell's
+/// `elapsed_seconds` shared among its processes, the `full` one counted twice).
 pub(super) const EXTRA_PROCESSES_BELOW: u64 = 1_000_000;
 
 /// How a group measures.
