@@ -10,6 +10,8 @@ pub struct Sampling {
     pub repeat: u32,
     /// Processes per cell.
     pub processes: u32,
+    /// Processes per cell at 1M timers or more.
+    pub processes_at_1m: u32,
     /// The least time of a sample, milliseconds.
     pub min_sample_ms: u64,
     pub max_processes: u32,
@@ -34,6 +36,7 @@ pub fn capture(suite: &str, sampling: Sampling, timeout: u64) -> Environment {
         repeat: sampling.repeat,
         cell_timeout_seconds: timeout,
         processes: sampling.processes,
+        processes_at_1m: sampling.processes_at_1m,
         min_sample_ms: sampling.min_sample_ms,
         max_processes: sampling.max_processes,
         spread_from: sampling.spread_from,

@@ -32,6 +32,11 @@ impl Selection {
         self.variants()
     }
 
+    /// Whether any implementation was named with --impl.
+    pub fn names_any(&self) -> bool {
+        !self.implementations.is_empty()
+    }
+
     /// Whether `variant` was named with --impl (not only chosen by default).
     pub fn named(&self, variant: &Variant) -> bool {
         self.implementations

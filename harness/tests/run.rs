@@ -349,6 +349,47 @@ fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
     );
 }
 
+#[test]
+fn the_standard_suite_adds_the_floor_unless_implementations_are_named() {
+    let root = tempfile::tempdir().unwrap();
+    let floors = |extra: &[&str]| {
+        let out = root.path().join(format!("run-{}", extra.len()));
+        let mut args = vec![
+            "run",
+            "--suite",
+            "smoke",
+            "--workload",
+            "sparse-next",
+            "--timers",
+            "100",
+            "--processes",
+            "1",
+            "--repeat",
+            "1",
+            "--min-sample-ms",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        assert_succeeded(&timerbench(&args, root.path()));
+        let all = cells(&out);
+        let floor = all.iter().filter(|c| c.2 == "floor").count();
+        (floor, all.len())
+    };
+    let (floor, all) = floors(&[]);
+    assert_eq!(floor, 1, "the suite's own run holds the floor");
+    assert!(
+        all > 10,
+        "and every registered implementation beside it: {all} cells"
+    );
+    assert_eq!(
+        floors(&["--impl", "binary-heap"]),
+        (0, 1),
+        "--impl chooses what runs"
+    );
+}
+
 /// The start of each process of every cell in `folder`, by role: `(full, samples)`.
 fn process_starts(folder: &Path) -> (Vec<u64>, Vec<u64>) {
     let (mut full, mut samples) = (Vec::new(), Vec::new());

@@ -539,6 +539,10 @@ pub struct Environment {
     /// files).
     #[serde(default)]
     pub spread_from: u64,
+    /// Processes per cell in the groups of 1M timers or more (`--processes-at-1m`; 0 in
+    /// older files: `processes` at every size).
+    #[serde(default)]
+    pub processes_at_1m: u32,
 }
 
 /// A median and median absolute deviation of `samples`.

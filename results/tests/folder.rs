@@ -228,6 +228,7 @@ fn the_environment_is_written_and_read_back() {
         min_sample_ms: 10,
         max_processes: 0,
         spread_from: 0,
+        processes_at_1m: 0,
     };
     write_environment(dir.path(), &environment).unwrap();
     let path = dir.path().join("environment.json");

@@ -27,6 +27,10 @@ pub struct SuiteFile {
     /// `--impl` takes it (`hashed-wheel:slots=65536`); empty: every registered one.
     #[serde(default)]
     pub implementations: Vec<String>,
+    /// Whether a run of this suite without `--impl` measures the floor beside the
+    /// implementations (as `--floor` does), so that every figure reads as a multiple of it.
+    #[serde(default)]
+    pub floor: bool,
     /// The workloads.
     #[serde(rename = "workload")]
     pub workloads: Vec<WorkloadDefinition>,

@@ -36,6 +36,7 @@ impl Experiment {
             seed: standard.seed,
             sizes: BTreeMap::from([("full".to_string(), sizes.to_vec())]),
             implementations: Vec::new(),
+            floor: false,
             workloads,
         };
         // The suite's own checks: families and their parameters.

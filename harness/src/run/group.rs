@@ -78,7 +78,14 @@ pub(super) const QUICK_REPLAY: Duration = Duration::from_millis(500);
 /// `elapsed_seconds` shared among its processes, the `full` one counted twice).
 pub(super) const EXTRA_PROCESSES_BELOW: u64 = 1_000_000;
 
+/// Whether a group of `timers` is large: at and above [`EXTRA_PROCESSES_BELOW`], it takes
+/// `--processes-at-1m` processes per cell instead of `--processes`, and none beyond them.
+pub(super) fn is_large(timers: u64) -> bool {
+    timers >= EXTRA_PROCESSES_BELOW
+}
+
 /// How a group measures.
+#[derive(Clone)]
 pub(super) struct Settings {
     pub sampling: Sampling,
     /// Processes that take samples of each cell, the `full` one included.

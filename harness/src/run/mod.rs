@@ -97,6 +97,12 @@ pub struct Args {
     /// all their samples, and the spread between processes is recorded.
     #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     processes: u32,
+    /// Processes per cell in the groups of 1M timers or more, in place of --processes: at
+    /// that size a whole run moves against another while a cell's processes agree within
+    /// a few percent (METHODOLOGY.md, *Processes and extra processes*), so a third process
+    /// buys little for the time a 1M replay takes.
+    #[arg(long = "processes-at-1m", value_name = "P", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    processes_at_1m: u32,
     /// The most processes a cell takes: after the first P, a cell below 1M timers whose
     /// process medians still differ by more than 2% (their MAD over their median) and
     /// whose replay takes under half a second takes more, one round at a time, up to this
@@ -205,6 +211,7 @@ impl Planned {
             let sampling = environment::Sampling {
                 repeat: args.repeat,
                 processes: args.processes,
+                processes_at_1m: args.processes_at_1m,
                 min_sample_ms: args.min_sample_ms,
                 max_processes: args.max_processes.max(args.processes),
                 spread_from: args.spread_from,
@@ -301,6 +308,9 @@ fn measure(
     let mut not_ok = 0;
     let mut first = 0;
     for block in blocks {
+        let large = block
+            .iter()
+            .all(|cells| group::is_large(cells[0].key().timers));
         let groups = block
             .into_iter()
             .map(|cells| {
@@ -309,6 +319,14 @@ fn measure(
                 group
             })
             .collect();
+        let settings = group::Settings {
+            processes: if large {
+                args.processes_at_1m
+            } else {
+                args.processes
+            },
+            ..settings.clone()
+        };
         for record in group::measure_block(groups, &settings, &progress)
             .into_iter()
             .flatten()

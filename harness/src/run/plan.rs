@@ -123,7 +123,9 @@ pub(super) fn plan(
         cases = resized;
     }
     let mut chosen = args.selection.variants_or(suite.variants());
-    if args.floor {
+    // The suite's own floor goes with the suite's own implementations: with `--impl` the
+    // user chose what to measure, and `--floor` adds it.
+    if args.floor || (suite.floor && with_suite(args) && !args.selection.names_any()) {
         chosen.push(Variant::parse(timerbench_results::FLOOR).map_err(|e| anyhow!(e))?);
     }
     let variants: Vec<(Variant, Declared)> = chosen

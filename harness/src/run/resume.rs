@@ -65,6 +65,10 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
             given.min_sample_ms == recorded.min_sample_ms,
         ),
         ("--processes", given.processes == recorded.processes),
+        (
+            "--processes-at-1m",
+            given.processes_at_1m == recorded.processes_at_1m,
+        ),
         ("--floor", given.floor == recorded.floor),
         (
             "--max-processes",

@@ -218,6 +218,7 @@ pub(super) fn environment(host: &str, revision: &str) -> Environment {
         min_sample_ms: 10,
         max_processes: 0,
         spread_from: 0,
+        processes_at_1m: 0,
     }
 }
 
