@@ -6,7 +6,7 @@
 //! implementation's `× best` is the geometric mean of its ratios to the fastest over the
 //! cells (a workload at a size) it verified, and `cells` says how many of them that was.
 
-use crate::compare::{Format, markdown_table};
+use crate::cmd::compare::{Format, markdown_table};
 use crate::table::{Table, duration};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             )
         })?,
     };
-    let rankings = rank_run(&folder, &crate::report::catalog())?;
+    let rankings = rank_run(&folder, &crate::cmd::report::catalog())?;
     print!("{}", render(&folder, &rankings, args.format));
     Ok(ExitCode::SUCCESS)
 }

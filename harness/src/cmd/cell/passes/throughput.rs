@@ -14,8 +14,8 @@
 //! `drive` are the memory pass's diagnostics.
 
 use super::timed::{Operations, Recipe, TimedWorkload};
-use crate::cell::Diagnostics;
-use crate::cell::os::minor_page_faults;
+use crate::cmd::cell::Diagnostics;
+use crate::cmd::cell::os::minor_page_faults;
 use crate::schema::{Throughput, spread};
 use std::time::Duration;
 use timerbench_impls::TimerQueue;
@@ -24,7 +24,7 @@ use timerbench_workloads::reference::Summary;
 /// Times `repeats` samples of `workload` (split at its fill) through fresh `Q`s built by
 /// `recipe`, each sample as many replays as it takes to run at least `min_sample`: the
 /// record's throughput, or how a replay disagreed with the verified `reference`.
-pub(in crate::cell) fn throughput<Q: TimerQueue<u64>>(
+pub(in crate::cmd::cell) fn throughput<Q: TimerQueue<u64>>(
     workload: &TimedWorkload,
     recipe: Recipe<'_>,
     repeats: u32,

@@ -60,7 +60,7 @@ pub struct Args {
 #[command(name = "timerbench")]
 struct RunCommand {
     #[command(flatten)]
-    args: crate::run::Args,
+    args: crate::cmd::run::Args,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -275,7 +275,7 @@ fn measure(
     let words = run_words(experiment, run_folder, sizes, &files, quick);
     let command = RunCommand::try_parse_from(&words)
         .map_err(|e| anyhow::anyhow!("the run's flags {}: {e}", words.join(" ")))?;
-    let planned = crate::run::Planned::new(&command.args, &suite)?;
+    let planned = crate::cmd::run::Planned::new(&command.args, &suite)?;
     let definitions = planned.definitions();
     let (copied, reused) = earlier.find(&definitions);
     if !reused.is_empty() {
@@ -399,7 +399,7 @@ fn run_words(
 
 /// `results/reproduce-<date>-<host>-<git rev>`, `-2`, `-3`... when it exists.
 fn default_folder() -> PathBuf {
-    crate::run::free_folder("reproduce-")
+    crate::cmd::run::free_folder("reproduce-")
 }
 
 #[cfg(test)]

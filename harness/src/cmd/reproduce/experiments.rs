@@ -14,7 +14,7 @@ use timerbench_workloads::import::Moves;
 use timerbench_workloads::suite::WorkloadDefinition;
 
 /// The experiments file compiled into the binary.
-pub const BUILT_IN: &str = include_str!("../../experiments.toml");
+pub const BUILT_IN: &str = include_str!("../../../experiments.toml");
 /// Its name in messages.
 pub const BUILT_IN_PATH: &str = "harness/experiments.toml";
 

@@ -12,7 +12,7 @@
 
 use super::timed::{Recipe, Replayed};
 use crate::alloc;
-use crate::cell::Diagnostics;
+use crate::cmd::cell::Diagnostics;
 use crate::schema::Memory;
 use timerbench_impls::TimerQueue;
 use timerbench_workloads::Program;
@@ -23,7 +23,7 @@ use timerbench_workloads::replay::{Counts, Quiet, drive, empty_handles};
 /// the record's memory figures (but `peak_rss_bytes`, read at the very end of the cell),
 /// or how the replay disagreed with the verified `reference`. `peak_pending` is the
 /// verified peak.
-pub(in crate::cell) fn memory<Q: TimerQueue<u64>>(
+pub(in crate::cmd::cell) fn memory<Q: TimerQueue<u64>>(
     program: &Program,
     reference: &Summary,
     peak_pending: u64,

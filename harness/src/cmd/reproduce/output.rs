@@ -36,7 +36,7 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<Vec<PathB
     for finding in &findings.experiments {
         let run = folder.join(&finding.folder);
         if run.join(timerbench_results::RESULTS_FILE).is_file() {
-            crate::report::write_report(
+            crate::cmd::report::write_report(
                 std::slice::from_ref(&run),
                 &run.join(timerbench_results::REPORT_FILE),
                 None,
@@ -94,7 +94,7 @@ pub fn table(findings: &Findings) -> String {
             ]
         })
         .collect();
-    crate::compare::markdown_table(&columns, &rows)
+    crate::cmd::compare::markdown_table(&columns, &rows)
 }
 
 /// A figure in words.

@@ -7,7 +7,7 @@
 //! the mean has it subtracted, the percentiles cannot (see [`summarize_latency`]).
 
 use super::timed::{Recipe, TimedWorkload};
-use crate::cell::clock::{ProbeClock, ProbeCost, probe_cost};
+use crate::cmd::cell::clock::{ProbeClock, ProbeCost, probe_cost};
 use crate::schema::{AdvanceSeries, Clock, Latency};
 use base64::Engine;
 use hdrhistogram::Histogram;
@@ -26,7 +26,7 @@ const HISTOGRAM_MAX_NS: u64 = 3_600_000_000_000;
 const SERIES_WINDOWS: u64 = 500;
 
 /// What the latency pass gives the record, and the probe's cost for the diagnostics.
-pub(in crate::cell) struct LatencyFigures {
+pub(in crate::cmd::cell) struct LatencyFigures {
     /// Per kind of unit that occurred, by its name.
     pub latency: BTreeMap<String, Latency>,
     /// The slowest advance, tick or next of each window.
@@ -40,7 +40,7 @@ pub(in crate::cell) struct LatencyFigures {
 /// Replays `workload` once through a fresh `Q` built by `recipe`, probed with `clock`:
 /// the record's latency figures, or how the replay disagreed with the verified
 /// `reference` (the inner error). The outer error is a histogram that cannot be made.
-pub(in crate::cell) fn latency<Q: TimerQueue<u64>, C: ProbeClock>(
+pub(in crate::cmd::cell) fn latency<Q: TimerQueue<u64>, C: ProbeClock>(
     workload: &TimedWorkload,
     recipe: Recipe<'_>,
     clock: &C,
@@ -101,7 +101,7 @@ fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Re
 
 /// The record's percentiles (`p50` to `p99.99`, and `max`) of `histogram`, and the whole
 /// histogram as HdrHistogram V2 in base64.
-pub(in crate::cell) fn percentiles_and_v2(
+pub(in crate::cmd::cell) fn percentiles_and_v2(
     histogram: &Histogram<u64>,
 ) -> anyhow::Result<(BTreeMap<String, u64>, String)> {
     let mut percentiles = BTreeMap::new();
@@ -125,7 +125,7 @@ pub(in crate::cell) fn percentiles_and_v2(
 
 /// The latency pass's observer: a clock reading before each unit, and after it the
 /// difference recorded in that kind's histogram and in the advance series.
-pub(in crate::cell) struct Probe<'c, C: ProbeClock> {
+pub(in crate::cmd::cell) struct Probe<'c, C: ProbeClock> {
     clock: &'c C,
     start: C::Stamp,
     /// One per [`Kind`], indexed by `kind as usize`.
@@ -138,7 +138,7 @@ pub(in crate::cell) struct Probe<'c, C: ProbeClock> {
 impl<'c, C: ProbeClock> Probe<'c, C> {
     /// A probe with empty histograms, and an advance series of `window_ops` steps per
     /// window over `steps` steps.
-    pub(in crate::cell) fn new(clock: &'c C, window_ops: u64, steps: u64) -> anyhow::Result<Self> {
+    pub(in crate::cmd::cell) fn new(clock: &'c C, window_ops: u64, steps: u64) -> anyhow::Result<Self> {
         let histograms = Kind::ALL
             .iter()
             .map(|_| Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3))
@@ -154,7 +154,7 @@ impl<'c, C: ProbeClock> Probe<'c, C> {
     }
 
     /// The histogram of the units of `kind`.
-    pub(in crate::cell) fn histogram_mut(&mut self, kind: Kind) -> &mut Histogram<u64> {
+    pub(in crate::cmd::cell) fn histogram_mut(&mut self, kind: Kind) -> &mut Histogram<u64> {
         &mut self.histograms[kind as usize]
     }
 }

@@ -24,7 +24,7 @@ const ROUNDS: u32 = 7;
 const FAR: u64 = 1 << 30;
 
 /// Measures `Q`'s fixed costs (see the module documentation).
-pub(in crate::cell) fn fixed_costs<Q: TimerQueue<u64>>(variant: &Variant) -> FixedCosts {
+pub(in crate::cmd::cell) fn fixed_costs<Q: TimerQueue<u64>>(variant: &Variant) -> FixedCosts {
     let mut queue: Q = variant.build(16);
     let far = match queue.empty_time() {
         // A structure that walks every tick must not be asked to walk to 2^30; one past

@@ -106,7 +106,7 @@ fn write_line(answer: &impl serde::Serialize) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::testing::spec_for;
+    use crate::cmd::cell::testing::spec_for;
 
     #[test]
     fn specs_that_cannot_be_used_say_why() {
