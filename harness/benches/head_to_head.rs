@@ -59,7 +59,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use timerbench::cmd::cell::passes::timed::{Operations, Recipe, TimedWorkload};
-use timerbench::cmd::cell::passes::verify::{Verified, replay_unverified, verify, verify_within_bound};
+use timerbench::cmd::cell::passes::verify::{
+    Verified, replay_unverified, verify, verify_within_bound,
+};
 use timerbench_impls::registry::{self, QueueVisitor};
 use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::families::{GenSpec, generate};

@@ -323,9 +323,22 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
     let _ = writeln!(out, "A: {}", a.folder.display());
     let _ = writeln!(out, "B: {}", b.folder.display());
     out.push('\n');
-
     // The memory column only when the records have the probe (schema 3, later records).
     let with_memory = comparison.rows.iter().any(|r| r.memory.is_some());
+    out.push_str(&render_table(comparison, with_memory, markdown, colour));
+    out.push_str(&render_legend(comparison, with_memory));
+    out.push_str(&render_lists(comparison, markdown));
+    out.push_str(&render_summary(comparison, a, b));
+    out
+}
+
+/// The table of cells in both runs: one row per cell, coloured or bold where beyond noise.
+fn render_table(
+    comparison: &Comparison,
+    with_memory: bool,
+    markdown: bool,
+    colour: bool,
+) -> String {
     let mut columns = vec![
         "workload",
         ">timers",
@@ -341,57 +354,66 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
     let cells: Vec<Vec<String>> = comparison
         .rows
         .iter()
-        .map(|row| {
-            let ratio = format!("{:.2}", row.ratio());
-            let beyond = matches!(row.verdict, Verdict::Slower | Verdict::Faster);
-            let memory = row.memory.map_or(String::new(), |m| format!("{m:.2}"));
-            let mut cells = vec![
-                row.key.workload.clone(),
-                thousands(row.key.timers),
-                if crate::schema::is_floor(&row.key.implementation) {
-                    format!("{} (not verified)", row.key.implementation)
-                } else {
-                    row.key.implementation.clone()
-                },
-                ns(row.a),
-                ns(row.b),
-                if markdown && beyond {
-                    format!("**{ratio}**")
-                } else {
-                    ratio
-                },
-            ];
-            if with_memory {
-                cells.push(memory);
-            }
-            cells.push(match row.verdict {
-                Verdict::Within => String::new(),
-                Verdict::Slower if markdown => "**slower**".into(),
-                Verdict::Faster if markdown => "**faster**".into(),
-                Verdict::Slower => "slower".into(),
-                Verdict::Faster => "faster".into(),
-                Verdict::Unknown => "?".into(),
-            });
-            cells
-        })
+        .map(|row| table_row(row, with_memory, markdown))
         .collect();
     if markdown {
-        out.push_str(&markdown_table(&columns, &cells));
-    } else {
-        let mut table = Table::new(&columns);
-        for row in cells {
-            table.row(row);
-        }
-        for (index, line) in table.render("").lines().enumerate() {
-            let verdict = index.checked_sub(1).map(|i| comparison.rows[i].verdict);
-            match verdict {
-                Some(Verdict::Slower) if colour => out.push_str(&format!("\x1b[31m{line}\x1b[0m")),
-                Some(Verdict::Faster) if colour => out.push_str(&format!("\x1b[32m{line}\x1b[0m")),
-                _ => out.push_str(line),
-            }
-            out.push('\n');
-        }
+        return markdown_table(&columns, &cells);
     }
+    let mut out = String::new();
+    let mut table = Table::new(&columns);
+    for row in cells {
+        table.row(row);
+    }
+    for (index, line) in table.render("").lines().enumerate() {
+        let verdict = index.checked_sub(1).map(|i| comparison.rows[i].verdict);
+        match verdict {
+            Some(Verdict::Slower) if colour => out.push_str(&format!("\x1b[31m{line}\x1b[0m")),
+            Some(Verdict::Faster) if colour => out.push_str(&format!("\x1b[32m{line}\x1b[0m")),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One cell's row of the table.
+fn table_row(row: &Row, with_memory: bool, markdown: bool) -> Vec<String> {
+    let ratio = format!("{:.2}", row.ratio());
+    let beyond = matches!(row.verdict, Verdict::Slower | Verdict::Faster);
+    let memory = row.memory.map_or(String::new(), |m| format!("{m:.2}"));
+    let mut cells = vec![
+        row.key.workload.clone(),
+        thousands(row.key.timers),
+        if crate::schema::is_floor(&row.key.implementation) {
+            format!("{} (not verified)", row.key.implementation)
+        } else {
+            row.key.implementation.clone()
+        },
+        ns(row.a),
+        ns(row.b),
+        if markdown && beyond {
+            format!("**{ratio}**")
+        } else {
+            ratio
+        },
+    ];
+    if with_memory {
+        cells.push(memory);
+    }
+    cells.push(match row.verdict {
+        Verdict::Within => String::new(),
+        Verdict::Slower if markdown => "**slower**".into(),
+        Verdict::Faster if markdown => "**faster**".into(),
+        Verdict::Slower => "slower".into(),
+        Verdict::Faster => "faster".into(),
+        Verdict::Unknown => "?".into(),
+    });
+    cells
+}
+
+/// What the table's verdicts and memory column mean, for the ones the table shows.
+fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
+    let mut out = String::new();
     if comparison.rows.iter().any(|r| r.verdict != Verdict::Within) {
         let _ = writeln!(
             out,
@@ -420,7 +442,11 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
              large cell: the probe does not see how much of a shared cache the run kept."
         );
     }
+    out
+}
 
+/// The cells only one run has, and those without figures in either.
+fn render_lists(comparison: &Comparison, markdown: bool) -> String {
     let mut lists = String::new();
     list(&mut lists, "Only in A", &comparison.only_a, markdown);
     list(&mut lists, "Only in B", &comparison.only_b, markdown);
@@ -442,8 +468,12 @@ fn render(comparison: &Comparison, a: &Side, b: &Side, format: Format, colour: b
             );
         }
     }
-    out.push_str(&lists);
+    lists
+}
 
+/// The two machines' speeds and how many cells agree within ±5%, overall and by size.
+fn render_summary(comparison: &Comparison, a: &Side, b: &Side) -> String {
+    let mut out = String::new();
     let n = comparison.rows.len();
     let within = comparison
         .rows

@@ -27,7 +27,7 @@ pub fn judge_number(rule: &Rule, implementation: Option<&str>, value: f64) -> Ve
 /// The verdict of one size's orders (per workload, implementations lowest first) and the
 /// orders in words.
 pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, String) {
-    let mut words = orders
+    let words = orders
         .iter()
         .map(|(workload, values)| {
             let names: Vec<&str> = values.iter().map(|(name, _)| name.as_str()).collect();
@@ -35,60 +35,74 @@ pub fn judge_orders(rule: &Rule, tolerance: f64, orders: &Orders) -> (Verdict, S
         })
         .collect::<Vec<_>>()
         .join("; ");
-    // `a` beats `b` in a workload when its value is below b's by more than the tolerance.
-    let beats = |values: &[(String, f64)], a: &str, b: &str| {
-        let of = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        matches!((of(a), of(b)), (Some(va), Some(vb)) if va < vb * (1.0 - tolerance))
-    };
-    let verdict = if let Some(expected) = &rule.expect_lowest {
-        let mut verdict = Verdict::Holds;
-        for (_, values) in orders {
-            let lowest = &values[0].0;
-            if lowest == expected {
-                continue;
-            }
-            verdict = verdict.max(if beats(values, lowest, expected) {
-                Verdict::DoesNotHold
-            } else {
-                Verdict::HoldsWithCaveat
-            });
+    match &rule.expect_lowest {
+        Some(expected) => (expected_lowest(expected, tolerance, orders), words),
+        None => {
+            let expect_change = rule.expect_fastest_changes.unwrap_or(true);
+            let (verdict, fastest) = fastest_changes(expect_change, tolerance, orders);
+            (
+                verdict,
+                format!("{words}; fastest within the tolerance: {fastest}"),
+            )
         }
-        verdict
-    } else {
-        let expect_change = rule.expect_fastest_changes.unwrap_or(true);
-        // Per workload, the implementations tied for fastest: those the lowest does not
-        // beat (within the tolerance of it).
-        let fastest: Vec<(&str, Vec<&str>)> = orders
-            .iter()
-            .map(|(workload, values)| {
-                let lowest = values[0].0.as_str();
-                let tied = values
-                    .iter()
-                    .map(|(name, _)| name.as_str())
-                    .filter(|name| !beats(values, lowest, name))
-                    .collect();
-                (workload.as_str(), tied)
-            })
-            .collect();
-        // The fastest changes when two workloads have no fastest in common.
-        let changes = fastest.iter().enumerate().any(|(i, (_, first))| {
-            fastest[i + 1..]
-                .iter()
-                .any(|(_, second)| first.iter().all(|name| !second.contains(name)))
-        });
-        words.push_str(&format!(
-            "; fastest within the tolerance: {}",
-            fastest
-                .iter()
-                .map(|(workload, tied)| format!("{workload} {}", tied.join(" = ")))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        if changes == expect_change {
-            Verdict::Holds
-        } else {
+    }
+}
+
+/// Whether `a` beats `b` in a workload: its value is below b's by more than the tolerance.
+fn beats(values: &[(String, f64)], tolerance: f64, a: &str, b: &str) -> bool {
+    let of = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    matches!((of(a), of(b)), (Some(va), Some(vb)) if va < vb * (1.0 - tolerance))
+}
+
+/// Rule `expect_lowest`: holds where `expected` is lowest in every workload, with a caveat
+/// where another is lowest but within the tolerance of it, and does not hold where another
+/// beats it.
+fn expected_lowest(expected: &str, tolerance: f64, orders: &Orders) -> Verdict {
+    let mut verdict = Verdict::Holds;
+    for (_, values) in orders {
+        let lowest = &values[0].0;
+        if lowest == expected {
+            continue;
+        }
+        verdict = verdict.max(if beats(values, tolerance, lowest, expected) {
             Verdict::DoesNotHold
-        }
+        } else {
+            Verdict::HoldsWithCaveat
+        });
+    }
+    verdict
+}
+
+/// Rule `expect_fastest_changes`: the fastest changes when two workloads have no fastest in
+/// common (the fastest of a workload: those the lowest does not beat). Returns the verdict
+/// and each workload's fastest in words.
+fn fastest_changes(expect_change: bool, tolerance: f64, orders: &Orders) -> (Verdict, String) {
+    let fastest: Vec<(&str, Vec<&str>)> = orders
+        .iter()
+        .map(|(workload, values)| {
+            let lowest = values[0].0.as_str();
+            let tied = values
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .filter(|name| !beats(values, tolerance, lowest, name))
+                .collect();
+            (workload.as_str(), tied)
+        })
+        .collect();
+    let changes = fastest.iter().enumerate().any(|(i, (_, first))| {
+        fastest[i + 1..]
+            .iter()
+            .any(|(_, second)| first.iter().all(|name| !second.contains(name)))
+    });
+    let words = fastest
+        .iter()
+        .map(|(workload, tied)| format!("{workload} {}", tied.join(" = ")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let verdict = if changes == expect_change {
+        Verdict::Holds
+    } else {
+        Verdict::DoesNotHold
     };
     (verdict, words)
 }

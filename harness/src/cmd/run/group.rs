@@ -127,7 +127,25 @@ pub(super) fn measure_block(
     settings: &Settings,
     progress: &Progress,
 ) -> Vec<Vec<CellRecord>> {
-    for group in &mut groups {
+    full_processes(&mut groups, settings, progress);
+    fixed_rounds(&mut groups, settings);
+    extra_rounds(&mut groups, settings);
+    groups
+        .into_iter()
+        .map(|group| {
+            if settings.processes > 1 {
+                for (cell, record) in group.cells.iter().zip(&group.records) {
+                    progress.note(&summary_line(cell, record));
+                }
+            }
+            group.records
+        })
+        .collect()
+}
+
+/// Step 1: each group's `full` processes, in order, which start every cell's record.
+fn full_processes(groups: &mut [Group], settings: &Settings, progress: &Progress) {
+    for group in groups {
         group.records = group
             .cells
             .iter()
@@ -148,8 +166,13 @@ pub(super) fn measure_block(
             })
             .collect();
     }
+}
+
+/// Step 2: `processes - 1` rounds of one `samples` process per measured cell, each round
+/// of a group starting one implementation later.
+fn fixed_rounds(groups: &mut [Group], settings: &Settings) {
     for round in 1..settings.processes as usize {
-        for group in &mut groups {
+        for group in groups.iter_mut() {
             let order = (0..group.cells.len()).map(|i| (i + round) % group.cells.len());
             for index in order {
                 if group.records[index].status == Status::Ok {
@@ -158,10 +181,15 @@ pub(super) fn measure_block(
             }
         }
     }
+}
+
+/// Step 3: up to `max_processes`, rounds for the [`unsettled`] cells only, in rotating
+/// order among them, until none is left.
+fn extra_rounds(groups: &mut [Group], settings: &Settings) {
     let mut round = settings.processes as usize;
     while round < settings.max_processes as usize && settings.processes > 1 {
         let mut any = false;
-        for group in &mut groups {
+        for group in groups.iter_mut() {
             let unsettled: Vec<usize> = (0..group.cells.len())
                 .filter(|&i| unsettled(&group.records[i]))
                 .collect();
@@ -179,17 +207,6 @@ pub(super) fn measure_block(
         }
         round += 1;
     }
-    groups
-        .into_iter()
-        .map(|group| {
-            if settings.processes > 1 {
-                for (cell, record) in group.cells.iter().zip(&group.records) {
-                    progress.note(&summary_line(cell, record));
-                }
-            }
-            group.records
-        })
-        .collect()
 }
 
 /// One more `samples` process of the group's cell `index`, merged into its record (or

@@ -138,7 +138,11 @@ pub(in crate::cmd::cell) struct Probe<'c, C: ProbeClock> {
 impl<'c, C: ProbeClock> Probe<'c, C> {
     /// A probe with empty histograms, and an advance series of `window_ops` steps per
     /// window over `steps` steps.
-    pub(in crate::cmd::cell) fn new(clock: &'c C, window_ops: u64, steps: u64) -> anyhow::Result<Self> {
+    pub(in crate::cmd::cell) fn new(
+        clock: &'c C,
+        window_ops: u64,
+        steps: u64,
+    ) -> anyhow::Result<Self> {
         let histograms = Kind::ALL
             .iter()
             .map(|_| Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3))
