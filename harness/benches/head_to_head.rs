@@ -293,8 +293,8 @@ fn main() {
     // The cell's measuring conditions, so that a bench figure and a record's can be set
     // side by side: glibc's allocator as the cell tunes it (the process re-executes itself
     // once, with the same arguments), and pinned to the CPU a cell pins itself to. Without
-    // the tuning, hold/exponential/1M took 7 to 15% less time here than under it
-    // (2026-11-24, four structures, two rounds): the two tools measured two allocators.
+    // the tuning the two tools measure two allocators (METHODOLOGY.md, *cargo bench
+    // against a run*).
     timerbench::cmd::cell::tune_allocator();
     let _ = timerbench::cmd::cell::conditions::begin("bench");
     // The workspace builds plotters with its `ab_glyph` font backend (the report's PNGs

@@ -1,4 +1,4 @@
-//! The timer-queue contract (`shared/spec/timer-contract.md`) as a Rust trait.
+//! The timer-queue contract (`docs/timer-contract.md`) as a Rust trait.
 //!
 //! A queue owns a virtual clock `now`, a count of [`Tick`]s that starts at 0 and moves only
 //! in [`TimerQueue::advance`]. Nothing here reads the wall clock.

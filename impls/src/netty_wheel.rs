@@ -71,9 +71,10 @@
 //!
 //! # Suite limit
 //!
-//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). At 1M (default run, 2026-11-23)
-//! a keepalive replay took 8.9 s (each worker tick walks ~2,000 entries: Netty's cost) and a
-//! cron process 114 s (each `next_deadline`, the contract's query, scans the buckets ahead).
+//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). At 1M a replay takes seconds to
+//! minutes: each worker tick walks thousands of entries (Netty's cost) and each
+//! `next_deadline`, the contract's query, scans the buckets ahead (METHODOLOGY.md, *Notes
+//! on individual structures*).
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};

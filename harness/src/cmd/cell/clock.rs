@@ -12,11 +12,10 @@ use crate::schema::spread;
 use std::time::Instant;
 use timerbench_workloads::replay::{Kind, Observer};
 
-/// The clock of the latency pass. On this project's machine (2-core Xeon VM, invariant TSC,
-/// Linux `tsc` clocksource), `timerbench cell --compare-clocks` gives: an empty unit
-/// records 11.5 ns with the TSC and 17 ns with `Instant`, and a before/after pair costs the
-/// replay 22 ns against 43 ns. So the TSC: half the disturbance, and a smaller floor under
-/// every recorded latency.
+/// The clock of the latency pass: the TSC, which on a machine with an invariant TSC
+/// disturbs the replay about half as much as `Instant` and puts a smaller floor under
+/// every recorded latency (`timerbench cell --compare-clocks` measures both;
+/// METHODOLOGY.md, *How a cell is measured*).
 pub type LatencyClock = Tsc;
 
 /// A clock for timing one unit of a replay.

@@ -13,9 +13,9 @@ const TUNED: &str = "TIMERBENCH_CELL_TUNED";
 /// glibc's allocator settings for a measuring process: never `mmap` a block (so that a
 /// large block freed by one pass is reused, already faulted in, by the next, instead of
 /// being unmapped and faulted in afresh inside a timed replay), and never give the heap's
-/// top back to the kernel. Measured on `hold`: without them every timed repeat at 3M
-/// timers took 23,436 minor page faults inside `drive` (the queue's 92 MB, fresh each
-/// time), and at 1M the first repeat 3,714; with them, none.
+/// top back to the kernel. Without them a large queue's timed repeats pay minor page
+/// faults inside `drive` (its memory fresh each time); with them, none (METHODOLOGY.md,
+/// *How a cell is measured*).
 #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
 const GLIBC_TUNABLES: &str =
     "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615";

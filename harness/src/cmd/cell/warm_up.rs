@@ -90,11 +90,11 @@ pub(super) fn warm_up<Q: TimerQueue<u64>>(
 }
 
 /// A replay this long or longer takes at most [`SLOW_REPEAT`] samples per process: half a
-/// second, the replays of the slowest structures at 1M timers (a skip list's 3 s, the
-/// purge heap's 1.8 to 5.7 s in a default run, 2026-11-23). Such a sample is one replay,
-/// far above the clock's resolution; in that run the 23 cells this slow spanned a median
-/// 2.1% within a process and 1.0% (MAD) between processes, so a third sample adds little
-/// that the other processes do not, and it cost a tenth of the suite's time. The `full`
+/// second, below the replays of the slowest structures at 1M timers (a skip list, the
+/// purge heap: seconds each). Such a sample is one replay, far above the clock's
+/// resolution, and such cells agree closely within and between processes, so a third
+/// sample adds little that the other processes do not, at a large share of the suite's
+/// time (METHODOLOGY.md, *How a cell is measured*). The `full`
 /// process decides, from its memory pass's replay, and `timerbench run` hands its count
 /// to the cell's `samples` processes.
 pub(super) const SLOW_REPLAY: Duration = Duration::from_millis(500);
@@ -109,8 +109,8 @@ pub(super) fn split(program: &Program) -> anyhow::Result<TimedWorkload<'static>>
 }
 
 /// What warmed the allocator before the first sample. Without a warm-up the first
-/// sample's queue lands on fresh pages and pays their faults (measured at 10M timers: the
-/// first of five samples 1.2 to 2.9 times the others); either way below, the replay just
+/// sample's queue lands on fresh pages and pays their faults (METHODOLOGY.md, *Warm-up and
+/// the memory pass*); either way below, the replay just
 /// before built a queue of the same size after the split was allocated, so the first
 /// sample's queue reuses its pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,10 +121,9 @@ pub(super) enum Warmed {
     /// process decides its sample count ([`SLOW_REPLAY`]). It replays the whole workload
     /// with the allocations counted, which costs a structure that allocates per timer a
     /// few percent more than a timed replay, so a replay just under the bound may count as
-    /// slow. Until 2026-11-24 the full process replayed once more, untimed, for this; the
-    /// memory pass made that replay redundant, and it cost about a minute of a 24-minute
-    /// default run (estimated from the run's records: each cell's median times its
-    /// operations).
+    /// slow. The memory pass replaces an untimed replay that would warm the allocator just
+    /// as well and cost one replay more per cell (METHODOLOGY.md, *Warm-up and the memory
+    /// pass*).
     ByMemoryPass { replay: Duration },
 }
 

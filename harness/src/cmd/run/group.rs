@@ -4,7 +4,7 @@
 //! On a virtual machine the figures of one process can differ from another's by tens of
 //! percent (where the allocator's pages land after other processes churned memory, the
 //! machine's drift), while the samples within one process agree within a few
-//! (`shared/research/measurement-variance.md`). One process per cell cannot see that, and
+//! (METHODOLOGY.md, *Between processes*). One process per cell cannot see that, and
 //! whichever implementation runs during a slow spell takes all of it. So a group runs:
 //!
 //! 1. each implementation's `full` process, in order (A B C): verification, memory, its
@@ -16,25 +16,18 @@
 //!    disagree (their spread between processes, the MAD of the medians over their median,
 //!    above [`SETTLED`]), whose replay is under [`QUICK_REPLAY`] and which hold fewer than
 //!    [`EXTRA_PROCESSES_BELOW`] timers, in rotating order among those cells only. The time
-//!    goes where the noise is: at 1k and 100k extra processes settle most cells (in a
-//!    default run, 2026-11-23: 25 of 140 cells at 1k unsettled after three processes, 5
-//!    after up to six; 18 of 130 at 100k, then 4) and make two runs agree better. At 1M
-//!    they do not: there what differs is the run, not the process (below). The slow
-//!    replays (a skip list or the purge heap at 1M, seconds each) take none either: the 23
-//!    such cells of that default run had a median spread of 1.0% between processes
-//!    already, and each process would cost ten seconds or more.
+//!    goes where the noise is: at 1k and 100k extra processes settle most cells and make
+//!    two runs agree better. At 1M they do not: there what differs is the run, not the
+//!    process. The slow replays (a skip list or the purge heap at 1M, seconds each) take
+//!    none either: their processes already agree closely, and each one more would cost
+//!    seconds (METHODOLOGY.md, *Processes and extra processes*).
 //!
 //! With `--spread-from N` (a study switch, off by default) the groups from N timers up are
 //! measured as one block instead ([`measure_block`]): the steps above, each taken for every
 //! group of the block before the next, so that a group's rounds lie apart across the block.
-//! Tried on two default runs with N = 1M (2026-11-24, 132 cells at 1M): each 1M cell's
-//! processes then lay a median 11.5 minutes apart over a 19-minute block, and the two runs
-//! agreed within ±5% on 49 of the 132 (50 of 132 for the two runs before, without it).
-//! Within each run the processes of a cell agreed (the median spread between them was
-//! 1.9%), but the second run as a whole was about 20% slower on the memory-bound 1M
-//! workloads: median D/C 1.20-1.22 on hold and cron, 1.00-1.03 on start-stop, purgatory and
-//! burst. What moves the 1M cells lasts longer than the block, so spreading within a run
-//! cannot reach it.
+//! It did not make two runs agree better at 1M: what moves the 1M cells lasts longer than
+//! the block, so spreading within a run cannot reach it (METHODOLOGY.md, *Between runs at
+//! 1M*).
 //!
 //! Each cell's record then holds every process's samples (the spreads recomputed over
 //! all), the median of each process, and each process's conditions; the records are
@@ -58,24 +51,11 @@ pub(super) const SETTLED: f64 = 0.02;
 /// which a process also takes fewer samples.
 pub(super) const QUICK_REPLAY: Duration = Duration::from_millis(500);
 
-/// The size from which a cell takes no processes beyond `--processes`: 1M timers. Two
-/// pairs of default runs (2026-11-24, A/B and C/D, each pair back to back) were compared
-/// twice, once with every process's samples and once with only each cell's first three
-/// processes (three of A's, three of B's, and so on):
-///
-/// | pair | cells that took extra processes | within ±5%: all processes | first three |
-/// | --- | --- | --- | --- |
-/// | A/B, 1k | 15 | 15 | 13 |
-/// | C/D, 1k | 13 | 13 | 11 |
-/// | A/B, 1M | 64 | 11 | 9 |
-/// | C/D, 1M | 82 | 13 | 21 |
-///
-/// Over all 132 cells at 1M: 47 against 45 (A/B), 43 against 51 (C/D). At 1k the extra
-/// processes firm the median up; at 1M a run's cells move together by up to 20% against
-/// the other run's (the host's state over tens of minutes, `group::measure_block`), and
-/// more processes of the same run cannot reach that. They cost about 2.6 and 3.1 minutes
-/// of those runs, an eighth of the suite (estimated from the records: a cell's
-/// `elapsed_seconds` shared among its processes, the `full` one counted twice).
+/// The size from which a cell takes no processes beyond `--processes`: 1M timers. Below
+/// it the extra processes firm the median up; at 1M a run's cells move together against
+/// another run's (the host's state over tens of minutes, [`measure_block`]), more
+/// processes of the same run cannot reach that, and they would cost a large share of the
+/// suite's time (METHODOLOGY.md, *Processes and extra processes*).
 pub(super) const EXTRA_PROCESSES_BELOW: u64 = 1_000_000;
 
 /// How a group measures.
@@ -118,10 +98,9 @@ impl<'a> Group<'a> {
 /// every group's `full` processes, then round 1 of every group, then round 2, and so on:
 /// the rounds of one group are spread over the whole block instead of following each
 /// other. At 1M one group takes minutes, and two runs' 1M cells moved by workload, whole
-/// groups faster or slower together (2026-11-24, two default runs: median ratio per
-/// workload 0.83 to 1.08): the machine's state over minutes (its share of the host's
-/// cache), which a group measured at one stretch takes whole. Spread, each cell's median
-/// is taken over the block's whole span.
+/// groups faster or slower together: the machine's state over minutes (its share of the
+/// host's cache), which a group measured at one stretch takes whole (METHODOLOGY.md,
+/// *Between runs at 1M*). Spread, each cell's median is taken over the block's whole span.
 pub(super) fn measure_block(
     mut groups: Vec<Group>,
     settings: &Settings,

@@ -1,22 +1,18 @@
 //! The memory probe: how fast the machine's shared cache and memory answered just before
 //! and just after a cell's process ran, recorded in that process's conditions.
 //!
-//! **Why.** On the virtual machine this project is measured on, the last-level cache
-//! (480 MiB, `lscpu`) is shared with whatever else the host runs. A random pointer chase
-//! over 32 MiB, the size of a million-timer queue's working set, took between 48 and
-//! 133 ns per load within a few seconds on a quiet guest (2026-11-24, load below 1), while
-//! one over 2 MiB stayed at 18 ns. The 1M cells live in that range. The probe does not
-//! correct any figure; it records the state beside each process.
+//! **Why.** On a virtual machine the last-level cache is shared with whatever else the
+//! host runs, and how fast a random pointer chase over 32 MiB (the size of a
+//! million-timer queue's working set) answers swings within seconds, while one over a few
+//! MiB does not. The 1M cells live in that range. The probe does not correct any figure;
+//! it records the state beside each process (METHODOLOGY.md, *The memory probe*).
 //!
 //! **What it does and does not see.** Read this way (cold: a line is met again only after
 //! seconds, the cell's own traffic in between), it measures the latency of a load that
-//! misses the cache, about DRAM's: 168 and 169 ns (medians) in two back-to-back default
-//! runs of 2026-11-24, 10th to 90th percentile 156-181 and 146-194. It rises when the
-//! guest itself is busy (167-210 ns with a compile on the other CPU). It did *not*
-//! explain the 1M cells that differed between those two runs (82 of 132 beyond ±5%): the
-//! correlation of a cell's probe ratio with its figure's ratio was 0.06. What moved them
-//! is what a warm chase sees (how much of the shared cache the guest keeps), and a warm
-//! reading costs a pass over the whole buffer first; that is the next step, not this.
+//! misses the cache, about DRAM's, higher when the guest itself is busy. It does *not*
+//! explain the 1M cells that differ between two runs: what moves them is what a warm
+//! chase sees (how much of the shared cache the guest keeps), and a warm reading costs a
+//! pass over the whole buffer first (METHODOLOGY.md, *The memory probe*).
 //!
 //! **What.** One chase of [`STEPS`] dependent loads through a random cycle over
 //! [`BYTES`], one load per 64-byte line, so that every load misses the private caches and
@@ -105,12 +101,9 @@ impl Chase {
 /// With `TIMERBENCH_WARM_MEMORY_PROBE=1` (a switch for studying the 1M variance, off by
 /// default) the reading is *warm*: one untimed pass round the whole cycle first (about
 /// 80 ms), then the timed chase over lines just touched, so that it measures how much of
-/// the 32 MiB the shared cache kept rather than a miss's latency. Tried on 2026-11-24, two
-/// runs of hold-pareto and keepalive at 1M, four structures: warm readings of 140-191 ns
-/// (the cache kept little of the 32 MiB then); run 2 was slower in all 8 cells (1.04 to
-/// 1.24) and its probe higher in all 8 (1.04 to 1.09); within a run, the correlation of a
-/// process's reading with its median over the cell's was 0.35 over 62 processes. It sees
-/// part of what moves the 1M cells, not all, so it stays a study switch.
+/// the 32 MiB the shared cache kept rather than a miss's latency. It sees part of what
+/// moves the 1M cells, not all, so it stays a study switch (METHODOLOGY.md, *The memory
+/// probe*).
 pub fn read() -> f64 {
     reading(warm())
 }

@@ -106,8 +106,8 @@ pub struct Args {
     /// A study switch, off (0) by default: the groups (one workload at one size) with at
     /// least this many timers are measured last, together: every group's first process,
     /// then every group's second, and so on, so that each cell's processes are spread over
-    /// the whole block rather than a few minutes of it. Two default runs with 1000000 agreed
-    /// no better at 1M than without it (`harness/src/run/group.rs`). A block's records are
+    /// the whole block rather than a few minutes of it. It made two runs agree no better at
+    /// 1M than without it (METHODOLOGY.md, *Between runs at 1M*). A block's records are
     /// written when the whole block is done, so an interrupted run resumes it from its start.
     #[arg(long, value_name = "TIMERS", default_value_t = 0)]
     spread_from: u64,
