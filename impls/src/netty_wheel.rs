@@ -586,17 +586,7 @@ impl<V> TimerQueue<V> for NettyWheel<V> {
         Some(self.tick_clock(best))
     }
 
-    fn len(&self) -> usize {
-        self.live
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(live);
 }
 
 #[cfg(test)]

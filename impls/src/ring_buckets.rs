@@ -421,17 +421,7 @@ impl<V> TimerQueue<V> for RingBuckets<V> {
         Some(self.boundary_clock(best))
     }
 
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(entries.len());
 }
 
 #[cfg(test)]

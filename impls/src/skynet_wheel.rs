@@ -480,17 +480,7 @@ impl<V> TimerQueue<V> for SkynetWheel<V> {
         Release::Later("when its slot comes due, or a next_deadline walks its slot")
     }
 
-    fn len(&self) -> usize {
-        self.live
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(live);
 }
 
 #[cfg(test)]

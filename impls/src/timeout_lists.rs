@@ -508,17 +508,7 @@ impl<V> TimerQueue<V> for TimeoutLists<V> {
         }
     }
 
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(arena.len());
 }
 
 #[cfg(test)]

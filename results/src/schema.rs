@@ -312,7 +312,7 @@ pub struct AdvanceSeries {
 /// was replayed and the reference model's outcome of it. The harness makes one from its
 /// cell spec (the parent's instructions to the measuring child), which lives in the
 /// harness because it also carries the workload crate's types.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellIdentity {
     /// Which cell.
     pub key: CellKey,

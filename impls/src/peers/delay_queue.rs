@@ -442,15 +442,5 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         Some(self.tick_of(self.queue.deadline(&key)))
     }
 
-    fn len(&self) -> usize {
-        self.timers.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(timers.len());
 }

@@ -34,7 +34,7 @@ pub fn measure(spec: &CellSpec, started: Instant) -> anyhow::Result<(CellRecord,
     let loading = Instant::now();
     let program = load_unchecked(&spec.workload_path)?;
     let loaded = loading.elapsed().as_secs_f64();
-    let variant = Variant::parse(&spec.key.implementation).map_err(anyhow::Error::msg)?;
+    let variant = Variant::parse(&spec.cell.key.implementation).map_err(anyhow::Error::msg)?;
     let visitor = Measure {
         spec,
         program: &program,

@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The spec in `input`, or why it cannot be used.
 pub fn parse_spec(input: &str) -> Result<CellSpec, String> {
     let spec: CellSpec = serde_json::from_str(input).map_err(|e| format!("{e}"))?;
-    Variant::parse(&spec.key.implementation)?;
+    Variant::parse(&spec.cell.key.implementation)?;
     if spec.repeat == 0 {
         return Err("`repeat` must be at least 1".to_string());
     }
@@ -113,14 +113,14 @@ mod tests {
         assert!(parse_spec("{").unwrap_err().contains("EOF"));
         let dir = tempfile::tempdir().unwrap();
         let mut spec = spec_for(dir.path(), "hold", 10, "btree");
-        spec.key.implementation = "linked-list".into();
+        spec.cell.key.implementation = "linked-list".into();
         let text = serde_json::to_string(&spec).unwrap();
         assert!(
             parse_spec(&text)
                 .unwrap_err()
                 .contains("unknown implementation")
         );
-        spec.key.implementation = "btree".into();
+        spec.cell.key.implementation = "btree".into();
         spec.repeat = 0;
         let text = serde_json::to_string(&spec).unwrap();
         assert!(parse_spec(&text).unwrap_err().contains("repeat"));

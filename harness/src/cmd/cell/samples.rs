@@ -20,7 +20,7 @@ use timerbench_workloads::{Program, load_unchecked};
 /// cannot be read.
 pub fn measure_samples(spec: &CellSpec) -> anyhow::Result<(SampleSet, Diagnostics)> {
     let program = load_unchecked(&spec.workload_path)?;
-    let variant = Variant::parse(&spec.key.implementation).map_err(anyhow::Error::msg)?;
+    let variant = Variant::parse(&spec.cell.key.implementation).map_err(anyhow::Error::msg)?;
     registry::visit(
         &variant,
         Samples {

@@ -1,8 +1,7 @@
 //! What the cell's unit tests share: generated workloads, compiled in memory or written
 //! to disk with a cell spec for them.
 
-use crate::schema::{CellKey, CellMode, CellSpec};
-use std::collections::BTreeMap;
+use crate::schema::{CellKey, CellMode, CellSpec, identity};
 use std::path::Path;
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::{Program, compile, load, writer};
@@ -35,20 +34,22 @@ pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &s
     let path = dir.join(format!("{family}-{timers}.tw"));
     writer::write_file(&path, &workload).unwrap();
     let reference = load(&path).unwrap().summary;
+    let key = CellKey {
+        workload: family.to_string(),
+        timers,
+        implementation: implementation.to_string(),
+    };
     CellSpec {
-        key: CellKey {
-            workload: family.to_string(),
-            timers,
-            implementation: implementation.to_string(),
-        },
-        family: family.to_string(),
-        params: BTreeMap::new(),
-        ops: None,
-        seed: 7,
-        generator: format!("timerbench gen {family} --timers {timers} --seed 7"),
+        cell: identity(
+            key,
+            family,
+            &gen_spec,
+            format!("timerbench gen {family} --timers {timers} --seed 7"),
+            "exact".to_string(),
+            &reference,
+        ),
         workload_path: path,
         reference,
-        precision: "exact".to_string(),
         repeat: 3,
         min_sample_ns: 1_000_000,
         mode: CellMode::Full,

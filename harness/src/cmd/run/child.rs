@@ -4,7 +4,7 @@
 
 use super::cache::Prepared;
 use super::memory_probe;
-use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, spread};
+use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, identity, spread};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -151,15 +151,16 @@ fn spec_of(
     inject_panic: bool,
 ) -> CellSpec {
     CellSpec {
-        key: cell.key(),
-        family: cell.case.family.clone(),
-        params: cell.case.spec.params.iter().cloned().collect(),
-        ops: cell.case.spec.ops,
-        seed: cell.case.spec.seed,
-        generator: cell.generator.clone(),
+        cell: identity(
+            cell.key(),
+            &cell.case.family,
+            &cell.case.spec,
+            cell.generator.clone(),
+            cell.declared.precision.clone(),
+            &workload.reference,
+        ),
         workload_path: workload.path.clone(),
         reference: workload.reference.clone(),
-        precision: cell.declared.precision.clone(),
         repeat: sampling.repeat,
         min_sample_ns: sampling.min_sample.as_nanos() as u64,
         inject_panic,

@@ -9,9 +9,7 @@
 use super::timed::{Recipe, TimedWorkload};
 use crate::cmd::cell::clock::{ProbeClock, ProbeCost, probe_cost};
 use crate::schema::{AdvanceSeries, Clock, Latency};
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 use std::collections::BTreeMap;
 use timerbench_impls::TimerQueue;
 use timerbench_workloads::reference::Summary;
@@ -104,23 +102,10 @@ fn summarize_latency(histogram: &Histogram<u64>, overhead_ns: f64) -> anyhow::Re
 pub(in crate::cmd::cell) fn percentiles_and_v2(
     histogram: &Histogram<u64>,
 ) -> anyhow::Result<(BTreeMap<String, u64>, String)> {
-    let mut percentiles = BTreeMap::new();
-    for (name, quantile) in [
-        ("p50", 0.5),
-        ("p90", 0.9),
-        ("p99", 0.99),
-        ("p99.9", 0.999),
-        ("p99.99", 0.9999),
-    ] {
-        percentiles.insert(name.to_string(), histogram.value_at_quantile(quantile));
-    }
-    percentiles.insert("max".to_string(), histogram.max());
-    let mut bytes = Vec::new();
-    V2Serializer::new()
-        .serialize(histogram, &mut bytes)
-        .map_err(|e| anyhow::anyhow!("cannot serialize a histogram: {e:?}"))?;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
-    Ok((percentiles, encoded))
+    Ok((
+        timerbench_results::histogram::percentiles(histogram),
+        timerbench_results::histogram::encode_v2(histogram)?,
+    ))
 }
 
 /// The latency pass's observer: a clock reading before each unit, and after it the
