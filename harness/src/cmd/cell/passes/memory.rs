@@ -3,8 +3,8 @@
 //!
 //! It runs before the timed passes because it is also the replay that settles the
 //! allocator: without it the first timed repeat is the first to write a queue of full
-//! capacity, and pays the page faults of memory fresh from the kernel (measured: 20-25%
-//! slower than the other repeats at 100k timers, for every implementation).
+//! capacity, and pays the page faults of memory fresh from the kernel (METHODOLOGY.md,
+//! *Warm-up and the memory pass*).
 //!
 //! The figures are differences of the allocator's counters, so everything but the queue
 //! (the handle table, the counts) exists before the baseline is taken, and the queue is
