@@ -1,4 +1,4 @@
-//! The v1 workload reader (`shared/spec/workload-format.md`) on arbitrary bytes.
+//! The v1 workload reader (`docs/workload-format.md`) on arbitrary bytes.
 //!
 //! The input is the file, byte for byte (not UTF-8 is one of the format's errors), read
 //! twice: by the streaming reader alone (`reader::Reader`, syntax only) and by the loader

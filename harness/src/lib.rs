@@ -5,22 +5,14 @@
 //! workload names its file and line, a bad flag names the flag.
 
 pub mod alloc;
-pub mod cell;
-pub mod compare;
+pub mod cmd;
 pub mod environment;
-pub mod generate;
-pub mod import;
-pub mod list;
-pub mod rank;
-pub mod replay;
-pub mod report;
-pub mod reproduce;
-pub mod run;
 pub mod schema;
 pub mod selection;
 pub mod table;
 
 use clap::{Parser, Subcommand};
+use cmd::{cell, compare, generate, import, list, rank, replay, report, reproduce, run};
 use std::process::ExitCode;
 
 /// The timer-queue workbench: replay workloads through every implementation and verify

@@ -10,30 +10,20 @@ pub use timerbench_results::schema::*;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use timerbench_workloads::families::GenSpec;
+use timerbench_workloads::reference::Summary;
 
 /// What the run hands a cell's child process (`timerbench cell`), as JSON on its standard
 /// input. The child answers with one [`CellRecord`] as JSON on its standard output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellSpec {
-    /// Which cell.
-    pub key: CellKey,
-    /// The family that generated the workload.
-    pub family: String,
-    /// The family parameters.
-    pub params: BTreeMap<String, String>,
-    /// `--ops`, when the suite set it.
-    pub ops: Option<u64>,
-    /// The generator's seed.
-    pub seed: u64,
-    /// The command that regenerates the workload.
-    pub generator: String,
+    /// Which cell, its workload and the reference model's outcome, as its record will say
+    /// them ([`identity`]).
+    pub cell: CellIdentity,
     /// The workload file (v1 format), already generated and checked by the parent.
     pub workload_path: std::path::PathBuf,
     /// The reference model's summary of that workload, computed once by the parent.
-    pub reference: timerbench_workloads::reference::Summary,
-    /// The implementation's declared precision (`exact`, or `approximate: ...`), as the
-    /// parent read it when it checked the implementation's range.
-    pub precision: String,
+    pub reference: Summary,
     /// Timed samples.
     pub repeat: u32,
     /// The least time a sample runs, nanoseconds: it repeats the replay until then.
@@ -90,25 +80,45 @@ impl SampleSet {
     }
 }
 
-/// A spec names its cell for [`CellRecord::for_spec`]; whether the implementation is a
-/// peer comes from the registry.
+/// A spec names its cell for [`CellRecord::for_spec`], with the reference outcome the
+/// child checks against (`reference`), so that a record names what it was verified by.
 impl From<&CellSpec> for CellIdentity {
     fn from(spec: &CellSpec) -> Self {
         CellIdentity {
-            key: spec.key.clone(),
-            family: spec.family.clone(),
-            params: spec.params.clone(),
-            ops: spec.ops,
-            seed: spec.seed,
-            generator: spec.generator.clone(),
-            peer: timerbench_impls::registry::is_peer(&spec.key.implementation),
-            implementation_base: base_name(&spec.key.implementation).to_string(),
-            implementation_parameters: parameters_of(&spec.key.implementation),
-            precision: spec.precision.clone(),
             operations: spec.reference.operations,
             fired: spec.reference.fired,
             reference_digest: spec.reference.digest.clone(),
+            ..spec.cell.clone()
         }
+    }
+}
+
+/// A cell's identity: the cell `key`, its workload (the `family` generated from `generated`
+/// by the command `generator`) and the implementation's declared `precision` as the parent
+/// planned them; whether the implementation is a peer, its base name and parameters from
+/// the registry; the reference model's outcome from `reference`.
+pub fn identity(
+    key: CellKey,
+    family: &str,
+    generated: &GenSpec,
+    generator: String,
+    precision: String,
+    reference: &Summary,
+) -> CellIdentity {
+    CellIdentity {
+        peer: timerbench_impls::registry::is_peer(&key.implementation),
+        implementation_base: base_name(&key.implementation).to_string(),
+        implementation_parameters: parameters_of(&key.implementation),
+        key,
+        family: family.to_string(),
+        params: generated.params.iter().cloned().collect(),
+        ops: generated.ops,
+        seed: generated.seed,
+        generator,
+        precision,
+        operations: reference.operations,
+        fired: reference.fired,
+        reference_digest: reference.digest.clone(),
     }
 }
 

@@ -10,7 +10,7 @@ mod schema;
 mod support;
 
 use base64::Engine;
-use schema::{CellKey, CellMode, CellRecord, CellSpec, Status};
+use schema::{CellKey, CellMode, CellRecord, CellSpec, Status, identity};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -46,7 +46,7 @@ fn record_of(spec: &CellSpec) -> CellRecord {
     assert!(
         output.status.success(),
         "{}: {}",
-        spec.key.implementation,
+        spec.cell.key.implementation,
         text(&output.stderr)
     );
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
@@ -65,26 +65,28 @@ fn workload(dir: &Path, family: &str, timers: u64, params: &[(&str, &str)]) -> (
         timers,
         ops: None,
         seed: 3,
-        params: params.clone(),
+        params,
     };
     let generated = families::generate(family, &gen_spec).unwrap();
     let path = dir.join(format!("{family}.tw"));
     writer::write_file(&path, &generated).unwrap();
     let program = load(&path).unwrap();
+    let key = CellKey {
+        workload: format!("{family}-test"),
+        timers,
+        implementation: IMPLEMENTATIONS[0].name.to_string(),
+    };
     let spec = CellSpec {
-        key: CellKey {
-            workload: format!("{family}-test"),
-            timers,
-            implementation: IMPLEMENTATIONS[0].name.to_string(),
-        },
-        family: family.to_string(),
-        params: params.into_iter().collect(),
-        ops: None,
-        seed: 3,
-        generator: format!("timerbench gen {family} --timers {timers} --seed 3"),
+        cell: identity(
+            key,
+            family,
+            &gen_spec,
+            format!("timerbench gen {family} --timers {timers} --seed 3"),
+            "exact".to_string(),
+            &program.summary,
+        ),
         workload_path: path,
         reference: program.summary.clone(),
-        precision: "exact".to_string(),
         repeat: 3,
         min_sample_ns: 1_000_000,
         mode: CellMode::Full,
@@ -123,16 +125,21 @@ fn assert_no_figures(record: &CellRecord) {
 /// Checks every figure of a verified record; `memory_bound` checks the bytes per pending
 /// timer (meaningful only where enough timers are pending to hide fixed costs).
 fn check_record(spec: &CellSpec, program: &Program, record: &CellRecord, memory_bound: bool) {
-    let name = format!("{} on {}", spec.key.implementation, spec.family);
+    let name = format!("{} on {}", spec.cell.key.implementation, spec.cell.family);
     assert_eq!(record.status, Status::Ok, "{name}: {:?}", record.reason);
     assert_eq!(record.reason, None);
     assert_eq!(record.schema, schema::SCHEMA_VERSION);
-    assert_eq!(record.key, spec.key);
+    assert_eq!(record.key, spec.cell.key);
     assert_eq!(
         (&record.family, &record.params, record.ops, record.seed),
-        (&spec.family, &spec.params, spec.ops, spec.seed)
+        (
+            &spec.cell.family,
+            &spec.cell.params,
+            spec.cell.ops,
+            spec.cell.seed
+        )
     );
-    assert_eq!(record.generator, spec.generator);
+    assert_eq!(record.generator, spec.cell.generator);
     assert!(!record.peer);
     assert_eq!(record.operations, program.steps.len() as u64);
     assert_eq!(record.fired, program.summary.fired);
@@ -262,7 +269,7 @@ fn every_implementation_measures_every_kind_of_unit() {
         kinds.extend(units(program).into_keys());
         for implementation in IMPLEMENTATIONS {
             let mut spec = spec.clone();
-            spec.key.implementation = implementation.name.to_string();
+            spec.cell.key.implementation = implementation.name.to_string();
             let record = record_of(&spec);
             check_record(&spec, program, &record, *memory_bound);
         }
@@ -274,7 +281,7 @@ fn every_implementation_measures_every_kind_of_unit() {
 fn a_wrong_reference_is_unverified_and_reports_no_figures() {
     let dir = tempfile::tempdir().unwrap();
     let (mut spec, program) = workload(dir.path(), "hold", 100, &[]);
-    spec.key.implementation = "skiplist".into();
+    spec.cell.key.implementation = "skiplist".into();
     spec.reference.digest = "f".repeat(64);
     let record = record_of(&spec);
     assert_eq!(record.status, Status::Unverified);
@@ -321,7 +328,7 @@ fn a_spec_that_cannot_be_used_exits_2_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
     let (spec, _) = workload(dir.path(), "hold", 10, &[]);
     let mut unknown = serde_json::to_value(&spec).unwrap();
-    unknown["key"]["implementation"] = "linked-list".into();
+    unknown["cell"]["key"]["implementation"] = "linked-list".into();
     let mut no_reference = serde_json::to_value(&spec).unwrap();
     no_reference.as_object_mut().unwrap().remove("reference");
     for (input, needle) in [
@@ -366,7 +373,7 @@ fn a_missing_workload_fails_clearly() {
 fn the_cell_runs_with_the_allocator_tuned_and_tells_its_diagnostics() {
     let dir = tempfile::tempdir().unwrap();
     let (mut spec, _) = workload(dir.path(), "hold", 1000, &[]);
-    spec.key.implementation = "binary-heap".into();
+    spec.cell.key.implementation = "binary-heap".into();
     let mut child = Command::new(env!("CARGO_BIN_EXE_timerbench"))
         .args(["cell", "--diagnostics"])
         .stdin(Stdio::piped())

@@ -17,10 +17,10 @@
 //!
 //! The slots live in [`segmented::Storage`](crate::segmented::Storage): one contiguous `Vec`
 //! by default, which copies every slot when it doubles (32 MB in one `insert` at a million
-//! 32-byte slots, about a millisecond); with the feature `segmented-storage`, segments of
-//! 4096 slots that are never moved, so growing copies nothing, at a throughput cost
-//! (`segmented.rs` has both measured). The suite's cells build every queue with the
-//! workload's peak as its capacity, so they never grow.
+//! 32-byte slots); with the feature `segmented-storage`, segments of 4096 slots that are
+//! never moved, so growing copies nothing, at a throughput cost (METHODOLOGY.md, *Storage
+//! growth and segmented storage*, has both measured). The suite's cells build every queue
+//! with the workload's peak as its capacity, so they never grow.
 //!
 //! # Costs
 //!

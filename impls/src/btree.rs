@@ -97,15 +97,5 @@ impl<V> TimerQueue<V> for BTreeTimers<V> {
             .map(|(&(deadline, _), _)| deadline)
     }
 
-    fn len(&self) -> usize {
-        self.deadlines.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(deadlines.len());
 }

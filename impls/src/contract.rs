@@ -1,4 +1,4 @@
-//! The timer-queue contract (`shared/spec/timer-contract.md`) as a Rust trait.
+//! The timer-queue contract (`docs/timer-contract.md`) as a Rust trait.
 //!
 //! A queue owns a virtual clock `now`, a count of [`Tick`]s that starts at 0 and moves only
 //! in [`TimerQueue::advance`]. Nothing here reads the wall clock.
@@ -201,6 +201,29 @@ pub trait TimerQueue<V> {
     /// timers handled, not the ticks skipped; it is never a time.
     fn work(&self) -> u64;
 }
+
+/// The three accessors every queue writes alike, for its `impl TimerQueue`:
+/// [`len`](TimerQueue::len) from the expression given (on `self`), [`now`](TimerQueue::now)
+/// and [`work`](TimerQueue::work) from the queue's fields `now: Tick` and `work: u64`.
+///
+/// `crate::contract::len_now_work!(entries.len());` reads `self.entries.len()`. A queue
+/// whose step count is not one field (hashed-wheel adds its bitmap's) writes its own.
+macro_rules! len_now_work {
+    ($($len:tt)+) => {
+        fn len(&self) -> usize {
+            self.$($len)+
+        }
+
+        fn now(&self) -> $crate::contract::Tick {
+            self.now
+        }
+
+        fn work(&self) -> u64 {
+            self.work
+        }
+    };
+}
+pub(crate) use len_now_work;
 
 /// Panics with the contract's message when a caller tries to move the clock backwards.
 #[inline]

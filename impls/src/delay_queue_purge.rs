@@ -309,17 +309,7 @@ impl<V> TimerQueue<V> for DelayQueuePurge<V> {
         )
     }
 
-    fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(values.len());
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Timer queues behind one contract.
 //!
 //! Every structure here implements [`TimerQueue`], the contract of
-//! `shared/spec/timer-contract.md`: a virtual clock, `start`/`stop`/`advance`/
+//! `docs/timer-contract.md`: a virtual clock, `start`/`stop`/`advance`/
 //! `next_deadline`/`len`, generational [`TimerId`] handles, eager removal, and exact firing
 //! at tick granularity, or (for the approximate ones, [`for_each_approximate!`]) firing
 //! within a declared bound. Each keeps its entries in an [`arena::Arena`] linked by `u32`

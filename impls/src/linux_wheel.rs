@@ -424,17 +424,7 @@ impl<V> TimerQueue<V> for LinuxWheel<V> {
         self.next_expiry()
     }
 
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(entries.len());
 }
 
 /// `clock << shift`, the tick a bucket of a level expires, or u64::MAX when that lies past

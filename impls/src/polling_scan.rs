@@ -290,17 +290,7 @@ impl<V> TimerQueue<V> for PollingScan<V> {
         EmptyTime::Scanned
     }
 
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(table.len());
 }
 
 #[cfg(test)]

@@ -60,15 +60,5 @@ impl<V> TimerQueue<V> for ReferenceQueue<V> {
         self.pending.iter().map(|&(_, deadline, _)| deadline).min()
     }
 
-    fn len(&self) -> usize {
-        self.pending.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(pending.len());
 }

@@ -93,9 +93,9 @@
 //! is the exception, 1.1 × 10^9: each of its 44,316 sleeps wakes at the end of a bucket,
 //! which fires whole, so the ring's clock runs about a bucket (1,000 ticks) per sleep
 //! instead of a few ticks, and every boundary walks a bucket of the 1M timers it keeps
-//! pending. It grows linearly with the size, and it is slow steps: one cron replay at 100k
-//! (1.1 × 10^8 steps) took 1.38 s in a default run (2026-11-23), so at 1M one cell would
-//! take minutes of the suite's budget. The suite runs this ring up to 100k timers, the
+//! pending. It grows linearly with the size, and it is slow steps: at 1M one cell would
+//! take minutes of the suite's budget (METHODOLOGY.md, *Notes on individual structures*).
+//! The suite runs this ring up to 100k timers, the
 //! scale of the server it comes from ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT));
 //! `--timers 1000000` still runs it there.
 
@@ -421,17 +421,7 @@ impl<V> TimerQueue<V> for RingBuckets<V> {
         Some(self.boundary_clock(best))
     }
 
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(entries.len());
 }
 
 #[cfg(test)]

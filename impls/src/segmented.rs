@@ -77,33 +77,13 @@
 //!
 //! # Throughput, and why the default is a `Vec`
 //!
-//! One run on this project's 2-core VM, quiet (load 1.0, 2026-11-24), `cargo bench --
-//! 'start_stop/1M|hold/exponential/1M'` over the seven original structures, in three
-//! builds interleaved twice (medians of the two, ms per bench iteration): `before` (one
-//! `Vec` for everything, commit eb86120), `arena` (the arena in segments, heaps and pools in
-//! `Vec`s), `all` (everything in segments). Ratios are to `before`.
-//!
-//! | bench | before | arena | all |
-//! | --- | --- | --- | --- |
-//! | start_stop/1M binary-heap | 38.3 | 1.39 | 1.68 |
-//! | start_stop/1M quad-heap | 33.8 | 1.16 | 1.88 |
-//! | start_stop/1M skiplist | 56.0 | 1.36 | 1.26 |
-//! | start_stop/1M hashed-wheel | 16.7 | 0.95 | 0.97 |
-//! | start_stop/1M hierarchical-wheel | 15.8 | 1.08 | 1.07 |
-//! | start_stop/1M kafka-wheel | 18.7 | 1.10 | 1.09 |
-//! | start_stop/1M btree | 41.5 | 0.98 | 0.90 |
-//! | hold/exponential/1M binary-heap | 352.8 | 1.13 | 1.43 |
-//! | hold/exponential/1M quad-heap | 376.5 | 1.15 | 1.21 |
-//! | hold/exponential/1M others | | 1.02 to 1.12 | 0.99 to 1.17 |
-//!
 //! Every access pays one more dependent load (the segment's pointer) and a bounds check,
-//! and a heap's sift makes two accesses per level. Against that, `cargo bench --bench
-//! growth` (same session): growing from capacity 0 to a million timers, the slowest
-//! `start` was 1.2 to 2.3 ms with `Vec`s (`btree` 1.2 ms too, its nodes are std's) and 43 to
-//! 93 us in segments, the same as a queue built presized (the machine's own interruptions);
-//! p99.99 is below 1.4 us either way for all but `btree` and `skiplist`. The throughput
-//! cost is far beyond noise for the heaps and `skiplist`, so the default stays a `Vec`, and
-//! the suite's cells build every queue presized, so they never grow.
+//! and a heap's sift makes two accesses per level. Against that, segments remove the
+//! growth spikes (`cargo bench --bench growth`: a `Vec`'s doubling copies the whole array
+//! in one `start`), down to what a queue built presized shows. The throughput cost is far
+//! beyond noise for the heaps and `skiplist`, so the default stays a `Vec`, and the suite's
+//! cells build every queue presized, so they never grow (METHODOLOGY.md, *Storage growth
+//! and segmented storage*, has the measurements and the command).
 
 use std::ops::{Index, IndexMut};
 

@@ -448,17 +448,7 @@ impl<V> TimerQueue<V> for SkipListTimers<V> {
         (first != NIL).then(|| self.nodes.get(first).deadline)
     }
 
-    fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(nodes.len());
 }
 
 #[cfg(test)]

@@ -198,7 +198,7 @@ pub struct Conditions {
     /// (schema 3; `null` in older records and where the parent did not read it): the
     /// latency of a load that misses the caches, higher when something else on the
     /// machine uses memory. It does not measure how much of a shared last-level cache the
-    /// guest keeps (`harness/src/run/memory_probe.rs` has the figures).
+    /// guest keeps (METHODOLOGY.md, *The memory probe*).
     #[serde(default)]
     pub memory_probe_before_ns: Option<f64>,
     /// See `memory_probe_before_ns`.
@@ -312,7 +312,7 @@ pub struct AdvanceSeries {
 /// was replayed and the reference model's outcome of it. The harness makes one from its
 /// cell spec (the parent's instructions to the measuring child), which lives in the
 /// harness because it also carries the workload crate's types.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellIdentity {
     /// Which cell.
     pub key: CellKey,

@@ -1,4 +1,4 @@
-//! Timer workloads: the v1 trace format (`shared/spec/workload-format.md`), the reference
+//! Timer workloads: the v1 trace format (`docs/workload-format.md`), the reference
 //! model that defines a workload's outcome, the standard families that generate workloads,
 //! and a replay that drives any [`TimerQueue`](timerbench_impls::TimerQueue) through a
 //! workload and verifies its firings against the model.

@@ -4,7 +4,7 @@
 pub type TimerKey = u64;
 
 /// One operation line. Delays and tick counts are relative to the clock when the
-/// operation runs; see `shared/spec/workload-format.md`.
+/// operation runs; see `docs/workload-format.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
     /// `s ID DELAY`: start timer `id` with deadline `now + delay`. `id` must not be pending.

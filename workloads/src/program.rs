@@ -110,8 +110,9 @@ impl Program {
 
 /// Timer names to slots. The standard families name their timers 0, 1, 2, ..., so a
 /// name below twice the names seen so far (plus 1024) is looked up in a plain array, and
-/// any other in a hash map. Loading a 1M-timer file spent an eighth of a `samples`
-/// process in the hash map's random probes (perf, 2026-11-24); the array's are in order.
+/// any other in a hash map: the hash map's probes are random, the array's in order, and
+/// loading a 1M-timer file spent a large share of a `samples` process in those probes
+/// (METHODOLOGY.md, *How a cell is measured*).
 #[derive(Default)]
 struct Names {
     dense: Vec<Slot>,

@@ -18,14 +18,14 @@
 //!   the queue's resolution; tick `t` is the `Instant` `origin + t ms`.
 //! - `advance(to)`, inside `block_on`: `tokio::time::advance` by `to − now`, then drain
 //!   `poll_expired` with a no-op waker; when it returns `Pending` but the next entry is
-//!   due, `yield_now().await` and poll again (`shared/research/dependencies.md` §3): a
+//!   due, `yield_now().await` and poll again (METHODOLOGY.md, *Notes on individual structures*): a
 //!   drain that stops at the first `Pending` silently under-delivers. The cause, read in
 //!   tokio 1.54: every `poll_expired` polls the queue's `Sleep`, each poll spends one unit
 //!   of the task's cooperative budget (128 per task poll), and once it is spent every
 //!   tokio resource returns `Pending` until the task yields. The recipe detects that case
 //!   by `peek()` being due; the adapter asks the budget directly
 //!   (`tokio::task::coop::has_budget_remaining()`), because `peek()` scans a whole slot (a
-//!   million entries in `start_stop/1M`'s resident slots: 14 ms per `advance`) and a tokio
+//!   million entries in `start_stop/1M`'s resident slots) and a tokio
 //!   program awaiting the queue never calls it. With budget left, `Pending` is genuine (a
 //!   freshly armed `Sleep` already past fires as it registers); debug builds assert that
 //!   `peek()` is then not due, i.e. that the recipe's test would not have yielded either.
@@ -442,15 +442,5 @@ impl<V> TimerQueue<V> for TokioDelayQueue<V> {
         Some(self.tick_of(self.queue.deadline(&key)))
     }
 
-    fn len(&self) -> usize {
-        self.timers.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(timers.len());
 }

@@ -307,15 +307,5 @@ impl<V> TimerQueue<V> for Hhwt<V> {
         STEPS.saturating_mul(pending.max(1))
     }
 
-    fn len(&self) -> usize {
-        self.timers.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(timers.len());
 }

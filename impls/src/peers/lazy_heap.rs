@@ -344,17 +344,7 @@ impl<H: LibraryHeap, V> TimerQueue<V> for LazyHeap<H, V> {
         self.heap.peek().map(|&Reverse((deadline, _, _))| deadline)
     }
 
-    fn len(&self) -> usize {
-        self.timers.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(timers.len());
 }
 
 #[cfg(test)]

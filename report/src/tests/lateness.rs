@@ -13,26 +13,10 @@ const BOUND: &str = "late by at most the granularity of the level its delay sele
 /// A lateness with the firings `ticks` late, its percentiles read off its histogram as the
 /// harness does.
 fn lateness_of(ticks: &[u64], early: u64) -> Lateness {
-    use base64::Engine;
     let mut histogram = Histogram::<u64>::new(3).unwrap();
     for &t in ticks {
         histogram.record(t).unwrap();
     }
-    let mut percentiles = BTreeMap::new();
-    for (name, quantile) in [
-        ("p50", 0.5),
-        ("p90", 0.9),
-        ("p99", 0.99),
-        ("p99.9", 0.999),
-        ("p99.99", 0.9999),
-    ] {
-        percentiles.insert(name.to_string(), histogram.value_at_quantile(quantile));
-    }
-    percentiles.insert("max".to_string(), histogram.max());
-    let mut bytes = Vec::new();
-    V2Serializer::new()
-        .serialize(&histogram, &mut bytes)
-        .unwrap();
     Lateness {
         firings: histogram.len(),
         late: ticks.iter().filter(|t| **t > 0).count() as u64,
@@ -42,8 +26,8 @@ fn lateness_of(ticks: &[u64], early: u64) -> Lateness {
         pending_late: 2,
         largest_fraction_of_delay: 0.125,
         largest_fraction_beyond_one_tick: Some(0.1),
-        percentiles,
-        histogram_v2: base64::engine::general_purpose::STANDARD.encode(bytes),
+        percentiles: timerbench_results::histogram::percentiles(&histogram),
+        histogram_v2: timerbench_results::histogram::encode_v2(&histogram).unwrap(),
     }
 }
 

@@ -18,7 +18,6 @@ mod tail;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_results::{
@@ -66,7 +65,6 @@ pub(super) const BAD: &[(&str, u64, &str, Status, &str)] = &[
 ];
 
 fn histogram_v2(base: u64, count: u64) -> String {
-    use base64::Engine;
     let mut histogram = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
     for i in 0..count {
         // A body around `base` and a tail up to 1000 times it.
@@ -74,11 +72,7 @@ fn histogram_v2(base: u64, count: u64) -> String {
         histogram.record(value).unwrap();
     }
     histogram.record(base * 1000).unwrap();
-    let mut bytes = Vec::new();
-    V2Serializer::new()
-        .serialize(&histogram, &mut bytes)
-        .unwrap();
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    timerbench_results::histogram::encode_v2(&histogram).unwrap()
 }
 
 pub(super) fn latency(base: u64, count: u64) -> Latency {

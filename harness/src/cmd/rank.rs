@@ -1,0 +1,145 @@
+//! `timerbench rank [RUN]`: the rankings of the report's summary in the terminal (after
+//! rebar's `rank`), over all workloads and per workload family.
+//!
+//! The figures come from the report crate's own ranking code
+//! ([`timerbench_report::rank_run`]), so the terminal and the page can never disagree: an
+//! implementation's `× best` is the geometric mean of its ratios to the fastest over the
+//! cells (a workload at a size) it verified, and `cells` says how many of them that was.
+
+use crate::cmd::compare::{Format, markdown_table};
+use crate::table::{Table, duration};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use timerbench_report::{RankEntry, Ranking, RunRankings, rank_run};
+use timerbench_results::newest_run;
+
+/// Print the rankings of the report's summary: per workload family, best first.
+///
+/// Each implementation's `× best` is the geometric mean of its ratios to the fastest over
+/// the cells (a workload at a size) it verified, computed by the report's own code; its
+/// worst ratio and where, its slowest single call and where (the tail an event loop
+/// budgets for), and how many cells it verified, follow.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A results folder of `timerbench run` (default: the newest folder under results/,
+    /// as `timerbench report` picks it).
+    #[arg(value_name = "RESULTS_DIR")]
+    folder: Option<PathBuf>,
+    /// `text` (aligned columns) or `markdown` (GitHub tables, for an issue).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let folder = match &args.folder {
+        Some(folder) => folder.clone(),
+        None => newest_run(Path::new("results")).map_err(|e| {
+            anyhow::anyhow!(
+                "no results folder given, and {e:#} (run `timerbench run` first, or name a folder)"
+            )
+        })?,
+    };
+    let rankings = rank_run(&folder, &crate::cmd::report::catalog())?;
+    print!("{}", render(&folder, &rankings, args.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
+    let markdown = format == Format::Markdown;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Ranking of {} ({} workload{}). × best: the geometric mean of an implementation's\n\
+         ratios to the fastest over the cells (a workload at a size) it verified; 1.00× is\n\
+         the fastest everywhere.",
+        folder.display(),
+        rankings.workloads,
+        if rankings.workloads == 1 { "" } else { "s" }
+    );
+    if rankings.overall.entries.iter().all(|e| e.geomean.is_none()) {
+        let _ = writeln!(out, "\nNo cell verified: there is no speed to rank.");
+        return out;
+    }
+    section(&mut out, "All workloads", &rankings.overall, markdown);
+    for family in &rankings.families {
+        // A family of one workload of its own name needs no list.
+        let title = if family.workloads == [family.family.as_str()] {
+            family.family.clone()
+        } else {
+            format!("{} ({})", family.family, family.workloads.join(", "))
+        };
+        section(&mut out, &title, &family.ranking, markdown);
+    }
+    out
+}
+
+/// One ranking: its title with the cells it covers, then its table.
+fn section(out: &mut String, title: &str, ranking: &Ranking, markdown: bool) {
+    let cells = format!(
+        "{} cell{}",
+        ranking.cells,
+        if ranking.cells == 1 { "" } else { "s" }
+    );
+    let columns = [
+        ">#",
+        "implementation",
+        ">× best",
+        ">worst",
+        "worst at",
+        ">slowest call",
+        "slowest at",
+        ">cells",
+    ];
+    let rows: Vec<Vec<String>> = ranking
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| row(index, entry, ranking.cells))
+        .collect();
+    if markdown {
+        let _ = writeln!(out, "\n### {title}: {cells}\n");
+        out.push_str(&markdown_table(&columns, &rows));
+    } else {
+        let _ = writeln!(out, "\n{title}: {cells}");
+        let mut table = Table::new(&columns);
+        for row in rows {
+            table.row(row);
+        }
+        out.push_str(&table.render("  "));
+        out.push('\n');
+    }
+}
+
+fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
+    let (rank, geomean) = match entry.geomean {
+        Some(g) => ((index + 1).to_string(), format!("{g:.2}×")),
+        None => ("–".to_string(), "no verified cell".to_string()),
+    };
+    let (worst, at) = match &entry.worst {
+        Some((worst, at)) => (format!("{worst:.2}×"), at.clone()),
+        None => (String::new(), String::new()),
+    };
+    let (slowest, slowest_at) = match &entry.slowest {
+        Some(call) => (
+            format!("{} {}", call.kind, duration(Duration::from_nanos(call.ns))),
+            call.at.clone(),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let mut covered = format!("{} of {cells}", entry.covered);
+    if entry.unsupported > 0 {
+        let _ = write!(covered, " ({} unsupported)", entry.unsupported);
+    }
+    vec![
+        rank,
+        entry.implementation.clone(),
+        geomean,
+        worst,
+        at,
+        slowest,
+        slowest_at,
+        covered,
+    ]
+}
