@@ -37,7 +37,6 @@ public final class Engine {
         }
         String name = args[0];
         String mode = args[1];
-        Map<String, String> params = parameters(args);
         Json answer = new Json().field("protocol", PROTOCOL).field("engine", name)
                 .field("runtime", System.getProperty("java.vm.name"))
                 .field("runtime_version", Runtime.version().toString());
@@ -47,8 +46,9 @@ public final class Engine {
         }
         if (!mode.equals("replay")) {
             return answer.field("status", "unsupported")
-                    .field("reason", name + " only replays workloads in virtual time").close();
+                    .field("reason", name + " only replays workloads in virtual time (mode `replay`)").close();
         }
+        Map<String, String> params = parameters(args);
         Workload workload = Workload.read(Path.of(required(params, "workload")));
         int purgeInterval = Integer.parseInt(params.getOrDefault("purge-interval", "1000"));
         long[][] log = {new long[3 * 1024]};

@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod cell;
 pub mod compare;
+pub mod engine;
 pub mod environment;
 pub mod generate;
 pub mod import;
@@ -46,6 +47,7 @@ enum Command {
     Rank(rank::Args),
     Import(import::Args),
     Reproduce(reproduce::Args),
+    Engine(engine::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -62,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Rank(args) => rank::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Engine(args) => engine::run(&args),
     };
     match result {
         Ok(code) => code,
