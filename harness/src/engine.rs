@@ -29,6 +29,10 @@ pub struct Args {
     /// A workload to replay in virtual time; its expiry log is verified against the model.
     #[arg(long, conflicts_with = "resident")]
     workload: Option<PathBuf>,
+    /// An engine-specific parameter of a replay, KEY=VALUE (repeatable): `purge-interval=3`
+    /// for the JDK engines (Kafka's default is 1000).
+    #[arg(long = "param", value_parser = key_value)]
+    parameters: Vec<String>,
     /// The start+stop microbenchmark with this many resident timers (Go article's shape).
     #[arg(long)]
     resident: Option<u64>,
@@ -115,6 +119,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 workload: path.clone(),
                 log: std::path::absolute(scratch.join("expiries"))
                     .context("the scratch directory")?,
+                parameters: args.parameters.clone(),
             },
             None => Request::StartStop {
                 resident: args.resident.unwrap_or_default(),
@@ -248,6 +253,15 @@ fn median(samples: &[f64]) -> Option<f64> {
         0 => None,
         _ if n % 2 == 1 => Some(sorted[n / 2]),
         _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+fn key_value(text: &str) -> Result<String, String> {
+    match text.split_once('=') {
+        Some((key, _)) if !key.is_empty() && !key.contains(char::is_whitespace) => {
+            Ok(text.to_string())
+        }
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
     }
 }
 

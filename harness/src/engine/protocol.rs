@@ -22,6 +22,8 @@ pub enum Request {
         workload: PathBuf,
         /// Where the engine writes its log.
         log: PathBuf,
+        /// Engine-specific `key=value` parameters (`purge-interval=3`).
+        parameters: Vec<String>,
     },
     /// Start+stop pairs with `resident` timers pending: the Go article's shape.
     StartStop {
@@ -47,11 +49,18 @@ impl Request {
     /// The arguments after the program's own: `MODE [BENCH] key=value...`.
     pub fn arguments(&self, sampling: &Sampling) -> Vec<String> {
         let mut args = match self {
-            Request::Replay { workload, log } => vec![
+            Request::Replay {
+                workload,
+                log,
+                parameters,
+            } => [
                 "replay".to_string(),
                 format!("workload={}", workload.display()),
                 format!("log={}", log.display()),
-            ],
+            ]
+            .into_iter()
+            .chain(parameters.iter().cloned())
+            .collect(),
             Request::StartStop { resident } => vec![
                 "micro".to_string(),
                 "start-stop".to_string(),
