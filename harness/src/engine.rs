@@ -65,7 +65,7 @@ pub enum Outcome {
     /// It answered; a verified replay's digest when it replayed and is verified.
     Answered {
         /// The answer.
-        answer: Answer,
+        answer: Box<Answer>,
         /// The verified digest, if any.
         digest: Option<String>,
         /// The harness's wall time around the exchange.
@@ -107,8 +107,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let limit = Duration::from_secs(args.limit_secs);
     let mut table = Table::new(&[
-        "engine", "runtime", "status", ">median ns", "unit", ">samples", "warm-up", ">peak RSS",
-        "log", ">exchange",
+        "engine",
+        "runtime",
+        "status",
+        ">median ns",
+        "unit",
+        ">samples",
+        "warm-up",
+        ">peak RSS",
+        "log",
+        ">exchange",
     ]);
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -131,13 +139,29 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 failure: "build failed".into(),
                 stderr_tail,
             },
-            Ok(argv) => run_engine(engine, &argv, &request, program.as_ref(), &sampling, limit, &scratch),
+            Ok(argv) => run_engine(
+                engine,
+                &argv,
+                &request,
+                program.as_ref(),
+                &sampling,
+                limit,
+                &scratch,
+            ),
         };
         if let Outcome::Unsupported(why) = &outcome {
             notes.push(format!("{}: unsupported: {why}", engine.name));
         }
-        if let Outcome::Failed { failure, stderr_tail } = &outcome {
-            failures.push(format!("{}: {failure}\n{}", engine.name, indent(stderr_tail)));
+        if let Outcome::Failed {
+            failure,
+            stderr_tail,
+        } = &outcome
+        {
+            failures.push(format!(
+                "{}: {failure}\n{}",
+                engine.name,
+                indent(stderr_tail)
+            ));
         }
         table.row(row(engine.name, &outcome));
     }
@@ -159,7 +183,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
     if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
         let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
-        anyhow::bail!("--engine {unknown}: no such engine (known: {})", known.join(", "));
+        anyhow::bail!(
+            "--engine {unknown}: no such engine (known: {})",
+            known.join(", ")
+        );
     }
     Ok(ENGINES
         .iter()
@@ -195,18 +222,18 @@ pub fn run_engine(
     }
     let digest = match (program, &answer.replay) {
         (Some(_), None) => {
-            return failed(Failure::Malformed("a replay answer without `replay`".into()));
+            return failed(Failure::Malformed(
+                "a replay answer without `replay`".into(),
+            ));
         }
-        (Some(program), Some(replay)) if engine.verifies => {
-            match verify::verify(program, replay) {
-                Ok(summary) => Some(summary.digest),
-                Err(why) => return failed(Failure::WrongLog(why)),
-            }
-        }
+        (Some(program), Some(replay)) if engine.verifies => match verify::verify(program, replay) {
+            Ok(summary) => Some(summary.digest),
+            Err(why) => return failed(Failure::WrongLog(why)),
+        },
         _ => None,
     };
     Outcome::Answered {
-        answer,
+        answer: Box::new(answer),
         digest,
         wall,
     }
@@ -220,7 +247,9 @@ fn row(name: &str, outcome: &Outcome) -> Vec<String> {
             wall,
         } => vec![
             name.into(),
-            format!("{} {}", answer.runtime, answer.runtime_version).trim().into(),
+            format!("{} {}", answer.runtime, answer.runtime_version)
+                .trim()
+                .into(),
             "ok".into(),
             median(&answer.samples_ns).map_or("-".into(), |m| format!("{m:.1}")),
             answer.unit.clone().unwrap_or_default(),
@@ -229,11 +258,15 @@ fn row(name: &str, outcome: &Outcome) -> Vec<String> {
             answer
                 .peak_rss_bytes
                 .map_or("-".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)),
-            digest.as_ref().map_or("-".into(), |d| format!("verified {}", &d[..12])),
+            digest
+                .as_ref()
+                .map_or("-".into(), |d| format!("verified {}", &d[..12])),
             format!("{:.0} ms", wall.as_secs_f64() * 1e3),
         ],
         Outcome::Unsupported(_) => vec![name.into(), String::new(), "unsupported".into()],
-        Outcome::Failed { failure, .. } => vec![name.into(), String::new(), format!("FAILED: {failure}")],
+        Outcome::Failed { failure, .. } => {
+            vec![name.into(), String::new(), format!("FAILED: {failure}")]
+        }
     }
 }
 

@@ -95,7 +95,10 @@ fn a_wrong_log_names_the_first_differing_line() {
         Duration::from_secs(30),
     ));
     assert!(failure.contains("wrong expiry log"), "{failure}");
-    assert!(failure.contains("expected `20 2 20`, got `20 1 20`"), "{failure}");
+    assert!(
+        failure.contains("expected `20 2 20`, got `20 1 20`"),
+        "{failure}"
+    );
 }
 
 #[test]
@@ -114,7 +117,10 @@ fn a_crash_is_reported_with_its_stderr() {
         "echo 'line one' >&2; echo 'boom: out of timers' >&2; exit 3",
         Duration::from_secs(30),
     ));
-    assert!(failure.contains("crashed") && failure.contains('3'), "{failure}");
+    assert!(
+        failure.contains("crashed") && failure.contains('3'),
+        "{failure}"
+    );
     assert!(stderr.ends_with("boom: out of timers"), "{stderr}");
 }
 
@@ -165,7 +171,13 @@ fn a_missing_toolchain_is_unsupported_with_its_package() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let empty = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_timerbench"))
-        .args(["engine", "--engine", "go-runtime", "--engine", "jdk-delay-queue"])
+        .args([
+            "engine",
+            "--engine",
+            "go-runtime",
+            "--engine",
+            "jdk-delay-queue",
+        ])
         .args(["--resident", "10", "--build-dir"])
         .arg(empty.path().join("build"))
         .env("PATH", empty.path())
@@ -175,7 +187,10 @@ fn a_missing_toolchain_is_unsupported_with_its_package() {
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
     assert!(stdout.contains("apt-get install golang-go"), "{stdout}");
-    assert!(stdout.contains("apt-get install default-jdk-headless"), "{stdout}");
+    assert!(
+        stdout.contains("apt-get install default-jdk-headless"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -208,12 +223,23 @@ fn generated(seed: u64) -> String {
         let line = match next(10) {
             0 | 1 => {
                 fresh += 1;
-                let id = if fresh % 2 == 0 { u64::MAX - fresh } else { 1000 + fresh };
+                let id = if fresh.is_multiple_of(2) {
+                    u64::MAX - fresh
+                } else {
+                    1000 + fresh
+                };
                 format!("s {id} {delay}")
             }
             2..=4 => format!("r {} {delay}", next(20)),
             5 | 6 => format!("x {}", next(20)),
-            7 => format!("a {}", 1 + if next(5) == 0 { next(1 << 40) } else { next(40) }),
+            7 => format!(
+                "a {}",
+                1 + if next(5) == 0 {
+                    next(1 << 40)
+                } else {
+                    next(40)
+                }
+            ),
             8 => format!("t {}", 1 + next(20)),
             _ => "n".to_string(),
         };

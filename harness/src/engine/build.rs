@@ -84,8 +84,10 @@ pub fn on_path(program: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| {
         std::env::split_paths(&path).any(|dir| {
             let file = dir.join(program);
-            file.metadata()
-                .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+            file.metadata().is_ok_and(|m| {
+                m.is_file()
+                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+            })
         })
     })
 }
@@ -122,7 +124,12 @@ pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String
         Toolchain::Java => {
             let classes = build.join("java");
             let java_files = java_sources(&sources.join("java"))?;
-            run_build(Command::new("javac").arg("-d").arg(&classes).args(java_files))?;
+            run_build(
+                Command::new("javac")
+                    .arg("-d")
+                    .arg(&classes)
+                    .args(java_files),
+            )?;
             Ok(vec![
                 "java".into(),
                 "-cp".into(),
