@@ -11,7 +11,8 @@ import java.util.Map;
 /**
  * The JDK engines of timerbench (docs/engines.md): `jdk-delay-queue` and `jdk-priority-queue`
  * replay a workload in virtual time through Kafka 0.8's purgatory rule and answer one JSON
- * object on stdout. Usage: `Engine NAME replay workload=PATH log=PATH [samples=N]
+ * object on stdout; `jdk-scheduled-executor` runs start+stop pairs ({@link StartStop}).
+ * Usage: `Engine NAME replay workload=PATH log=PATH [samples=N]
  * [min-sample-ms=M] [warmup=W] [max-warmup=X] [purge-interval=P]`.
  *
  * Warm-up, as JMH warms a JVM up with iterations of the same length as the measured ones:
@@ -23,12 +24,26 @@ public final class Engine {
     private static final double SETTLED_WITHIN = 0.05;
 
     public static void main(String[] args) {
+        answer(() -> run(args));
+    }
+
+    /** Prints the answer, or the error on stderr with exit status 2. */
+    static void answer(java.util.concurrent.Callable<String> run) {
         try {
-            System.out.println(run(args));
+            System.out.println(run.call());
         } catch (Exception e) {
-            System.err.println("jdk engine: " + e.getMessage());
+            System.err.println("jdk engine: " + e);
             System.exit(2);
         }
+        // Timer threads (the executor's, Netty's) must not keep the JVM alive.
+        System.exit(0);
+    }
+
+    /** The answer's opening fields, common to every JDK engine. */
+    static Json opening(String name) {
+        return new Json().field("protocol", PROTOCOL).field("engine", name)
+                .field("runtime", System.getProperty("java.vm.name"))
+                .field("runtime_version", Runtime.version().toString());
     }
 
     private static String run(String[] args) throws IOException {
@@ -37,9 +52,12 @@ public final class Engine {
         }
         String name = args[0];
         String mode = args[1];
-        Json answer = new Json().field("protocol", PROTOCOL).field("engine", name)
-                .field("runtime", System.getProperty("java.vm.name"))
-                .field("runtime_version", Runtime.version().toString());
+        Json answer = opening(name);
+        if (name.equals("jdk-scheduled-executor")) {
+            Map<String, String> params = mode.equals("micro") ? parameters(args, 3) : Map.of();
+            boolean removeOnCancel = Boolean.parseBoolean(params.getOrDefault("remove-on-cancel", "true"));
+            return StartStop.run(args, new StartStop.ScheduledExecutor(removeOnCancel), answer);
+        }
         boolean delayQueue = name.equals("jdk-delay-queue");
         if (!delayQueue && !name.equals("jdk-priority-queue")) {
             throw new IOException("unknown engine " + name);
@@ -48,7 +66,7 @@ public final class Engine {
             return answer.field("status", "unsupported")
                     .field("reason", name + " only replays workloads in virtual time (mode `replay`)").close();
         }
-        Map<String, String> params = parameters(args);
+        Map<String, String> params = parameters(args, 2);
         Workload workload = Workload.read(Path.of(required(params, "workload")));
         int purgeInterval = Integer.parseInt(params.getOrDefault("purge-interval", "1000"));
         long[][] log = {new long[3 * 1024]};
@@ -61,7 +79,7 @@ public final class Engine {
             last[0] = purgatory;
         };
         Sampling sampling = Sampling.of(params);
-        sampling.measure(replay);
+        sampling.measure(replay, 1);
         Purgatory done = last[0];
         writeLog(Path.of(required(params, "log")), workload, done);
         return answer.field("status", "ok").field("unit", "replay")
@@ -78,9 +96,10 @@ public final class Engine {
                 .close();
     }
 
-    private static Map<String, String> parameters(String[] args) throws IOException {
+    /** The `key=value` arguments from `args[from]` on. */
+    static Map<String, String> parameters(String[] args, int from) throws IOException {
         Map<String, String> params = new HashMap<>();
-        for (int i = 2; i < args.length; i++) {
+        for (int i = from; i < args.length; i++) {
             int equals = args[i].indexOf('=');
             if (equals < 1) {
                 throw new IOException("parameter `" + args[i] + "` is not key=value");
@@ -140,24 +159,29 @@ public final class Engine {
             return s;
         }
 
-        /** One iteration: the unit repeated until the minimum sample time; ns per unit. */
-        private double iteration(Runnable unit) {
+        /**
+         * One iteration: the unit repeated in batches of `batch` (so that reading the clock
+         * does not weigh on a short unit) until the minimum sample time; ns per unit.
+         */
+        private double iteration(Runnable unit, int batch) {
             long count = 0;
             long start = System.nanoTime();
             long elapsed;
             do {
-                unit.run();
-                count++;
+                for (int i = 0; i < batch; i++) {
+                    unit.run();
+                }
+                count += batch;
                 elapsed = System.nanoTime() - start;
             } while (elapsed < minSampleNs);
             iterationsPerSample = count;
             return (double) elapsed / count;
         }
 
-        void measure(Runnable unit) {
+        void measure(Runnable unit, int batch) {
             List<Double> warm = new ArrayList<>();
             while (warmupIterations < maxWarmup) {
-                warm.add(iteration(unit));
+                warm.add(iteration(unit, batch));
                 warmupIterations++;
                 if (warmupIterations >= warmup && settled(warm)) {
                     settled = true;
@@ -165,7 +189,7 @@ public final class Engine {
                 }
             }
             for (int i = 0; i < samples; i++) {
-                measured.add(iteration(unit));
+                measured.add(iteration(unit, batch));
             }
         }
 

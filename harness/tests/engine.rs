@@ -268,7 +268,11 @@ fn jdk_engines_replay_like_the_reference_model() {
         workloads.push(path);
     }
     workloads.sort();
-    for engine in build::ENGINES.iter().filter(|e| e.name.starts_with("jdk-")) {
+    let replaying = ["jdk-delay-queue", "jdk-priority-queue"];
+    for engine in build::ENGINES
+        .iter()
+        .filter(|e| replaying.contains(&e.name))
+    {
         let argv = build::build(engine, &sources, &dir.path().join("build")).expect("javac builds");
         for workload in &workloads {
             let program = timerbench_workloads::load(workload).unwrap();
@@ -307,5 +311,54 @@ fn jdk_engines_replay_like_the_reference_model() {
                 }
             }
         }
+    }
+}
+
+/// The real-clock engines (Go's runtime timers, the JDK's executor, Netty's wheel) each
+/// answer a small start+stop run, and refuse a replay as unsupported.
+#[test]
+fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines");
+    let names = ["go-runtime", "jdk-scheduled-executor", "netty-hashed-wheel"];
+    for engine in build::ENGINES.iter().filter(|e| names.contains(&e.name)) {
+        let argv = match build::build(engine, &sources, &dir.path().join("build")) {
+            Ok(argv) => argv,
+            Err(build::NotBuilt::Unsupported(why)) => {
+                eprintln!("skipped {}: {why}", engine.name);
+                continue;
+            }
+            Err(other) => panic!("{}: {other:?}", engine.name),
+        };
+        let run = |request: &Request| {
+            run_engine(
+                engine,
+                &argv,
+                request,
+                None,
+                &QUICK,
+                Duration::from_secs(120),
+                &dir.path().join("run"),
+            )
+        };
+        match run(&Request::StartStop { resident: 100 }) {
+            Outcome::Answered { answer, .. } => {
+                assert_eq!(answer.engine, engine.name);
+                assert_eq!(answer.unit.as_deref(), Some("start-stop pair"));
+                assert_eq!(answer.samples_ns.len(), 1);
+                assert!(answer.peak_rss_bytes.unwrap_or(0) > 0);
+            }
+            other => panic!("{}: {other:?}", engine.name),
+        }
+        let replay = Request::Replay {
+            workload: examples().join("stop.tw"),
+            log: dir.path().join("expiries"),
+            parameters: vec![],
+        };
+        assert!(
+            matches!(run(&replay), Outcome::Unsupported(_)),
+            "{}",
+            engine.name
+        );
     }
 }

@@ -13,7 +13,12 @@ pub enum Toolchain {
     Go,
     /// Java (`javac`, `java`), Debian's `default-jdk-headless`.
     Java,
+    /// Java and Netty's `netty-common.jar`, Debian's `libnetty-java`.
+    Netty,
 }
+
+/// Where Debian's `libnetty-java` puts the jar that holds `HashedWheelTimer`.
+pub const NETTY_COMMON_JAR: &str = "/usr/share/java/netty-common.jar";
 
 impl Toolchain {
     /// The command that installs it where it is missing.
@@ -22,6 +27,7 @@ impl Toolchain {
             Toolchain::Shell => "apt-get install dash",
             Toolchain::Go => "apt-get install golang-go",
             Toolchain::Java => "apt-get install default-jdk-headless",
+            Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
         }
     }
 
@@ -30,7 +36,7 @@ impl Toolchain {
         match self {
             Toolchain::Shell => &["sh"],
             Toolchain::Go => &["go"],
-            Toolchain::Java => &["javac", "java"],
+            Toolchain::Java | Toolchain::Netty => &["javac", "java"],
         }
     }
 }
@@ -68,6 +74,16 @@ pub const ENGINES: &[Engine] = &[
         toolchain: Toolchain::Java,
         verifies: true,
     },
+    Engine {
+        name: "jdk-scheduled-executor",
+        toolchain: Toolchain::Java,
+        verifies: true,
+    },
+    Engine {
+        name: "netty-hashed-wheel",
+        toolchain: Toolchain::Netty,
+        verifies: true,
+    },
 ];
 
 /// Why an engine has no command to run.
@@ -98,6 +114,12 @@ pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String
     if let Some(missing) = engine.toolchain.programs().iter().find(|p| !on_path(p)) {
         return Err(NotBuilt::Unsupported(format!(
             "`{missing}` not found: {}",
+            engine.toolchain.install()
+        )));
+    }
+    if engine.toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
+        return Err(NotBuilt::Unsupported(format!(
+            "{NETTY_COMMON_JAR} not found: {}",
             engine.toolchain.install()
         )));
     }
@@ -135,6 +157,36 @@ pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String
                 "-cp".into(),
                 text(classes),
                 "Engine".into(),
+                engine.name.into(),
+            ])
+        }
+        Toolchain::Netty => {
+            let classes = build.join("java");
+            let netty_classes = build.join("netty");
+            run_build(
+                Command::new("javac")
+                    .arg("-d")
+                    .arg(&classes)
+                    .args(java_sources(&sources.join("java"))?),
+            )?;
+            let classpath = format!(
+                "{}:{}:{NETTY_COMMON_JAR}",
+                classes.display(),
+                netty_classes.display()
+            );
+            run_build(
+                Command::new("javac")
+                    .arg("-cp")
+                    .arg(&classpath)
+                    .arg("-d")
+                    .arg(&netty_classes)
+                    .args(java_sources(&sources.join("netty"))?),
+            )?;
+            Ok(vec![
+                "java".into(),
+                "-cp".into(),
+                classpath,
+                "NettyEngine".into(),
                 engine.name.into(),
             ])
         }
