@@ -2,8 +2,9 @@
 // (time.AfterFunc, Timer.Stop) on the Go article's benchmark shape, N resident timers then
 // start+stop pairs, ns per pair. It answers one JSON object on stdout.
 //
-// Usage: go-runtime micro start-stop resident=N [samples=K] [min-sample-ms=M] [warmup=W]
-// [max-warmup=X] [resident-spread-ms=S]. A runtime timer runs on the monotonic clock and
+// Usage: go-runtime micro start-stop|restart resident=N [samples=K] [min-sample-ms=M]
+// [warmup=W] [max-warmup=X] [resident-spread-ms=S]. `restart` is Timer.Reset of the resident
+// timers in turn, a keepalive's refresh. A runtime timer runs on the monotonic clock and
 // cannot be driven by a virtual one, so `replay` is answered "unsupported".
 package main
 
@@ -56,18 +57,19 @@ func run(args []string) (*answer, error) {
 	if len(args) < 1 {
 		return nil, fmt.Errorf("usage: go-runtime MODE [BENCH] key=value...")
 	}
-	if args[0] != "micro" || len(args) < 2 || args[1] != "start-stop" {
+	if args[0] != "micro" || len(args) < 2 || (args[1] != "start-stop" && args[1] != "restart") {
 		a.Status = "unsupported"
-		a.Reason = "Go's runtime timers run on the monotonic clock: no virtual-time replay; only `micro start-stop`"
+		a.Reason = "Go's runtime timers run on the monotonic clock: no virtual-time replay; only `micro start-stop` and `micro restart`"
 		return a, nil
 	}
+	bench := args[1]
 	params, err := parameters(args[2:])
 	if err != nil {
 		return nil, err
 	}
 	resident, err := number(params, "resident", -1)
-	if err != nil || resident < 0 {
-		return nil, fmt.Errorf("missing or bad parameter resident=")
+	if err != nil || resident < 0 || (bench == "restart" && resident < 1) {
+		return nil, fmt.Errorf("missing or bad parameter resident= (restart needs at least 1)")
 	}
 	spread, err := number(params, "resident-spread-ms", 10000)
 	if err != nil || spread < 1 {
@@ -83,13 +85,23 @@ func run(args []string) (*answer, error) {
 	for i := range base {
 		base[i] = time.AfterFunc(time.Duration(int64(i)%spread)*time.Millisecond, func() { atomic.AddInt64(&fired, 1) })
 	}
-	pair := func() { time.AfterFunc(time.Second, func() {}).Stop() }
-	s.measure(pair)
+	unit, unitName := func() { time.AfterFunc(time.Second, func() {}).Stop() }, "start-stop pair"
+	if bench == "restart" {
+		next := 0
+		unit, unitName = func() {
+			base[next].Reset(time.Second + time.Duration(int64(next)%spread)*time.Millisecond)
+			next++
+			if next == len(base) {
+				next = 0
+			}
+		}, "restart"
+	}
+	s.measure(unit)
 	a.ResidentFired = atomic.LoadInt64(&fired)
 	for _, t := range base {
 		t.Stop()
 	}
-	a.Status, a.Unit = "ok", "start-stop pair"
+	a.Status, a.Unit = "ok", unitName
 	a.SamplesNs, a.IterationsPerSample = s.measured, s.iterationsPerSample
 	a.WarmupIterations, a.WarmupSettled = s.warmupIterations, s.settled
 	a.PeakRssBytes = peakRss()

@@ -33,9 +33,12 @@ pub struct Args {
     /// for the JDK engines (Kafka's default is 1000).
     #[arg(long = "param", value_parser = key_value)]
     parameters: Vec<String>,
-    /// The start+stop microbenchmark with this many resident timers (Go article's shape).
+    /// The microbenchmark with this many resident timers (the Go article's shape).
     #[arg(long)]
     resident: Option<u64>,
+    /// Which microbenchmark: start+stop pairs, or restarts of the resident timers in turn.
+    #[arg(long, value_enum, default_value_t = Micro::StartStop)]
+    micro: Micro,
     /// Measured iterations.
     #[arg(long, default_value_t = 10)]
     samples: u32,
@@ -57,6 +60,15 @@ pub struct Args {
     /// Where engines are built and their answers kept.
     #[arg(long, default_value = "target/engines")]
     build_dir: PathBuf,
+}
+
+/// The microbenchmarks of `--resident`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Micro {
+    /// Start a timer, stop it.
+    StartStop,
+    /// Restart a resident timer (Go's `Timer.Reset`).
+    Restart,
 }
 
 /// What became of one engine.
@@ -97,6 +109,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None if args.resident.is_none() => {
             anyhow::bail!("give --workload FILE (replay) or --resident N (start+stop pairs)")
         }
+        None if args.micro == Micro::Restart && args.resident == Some(0) => {
+            anyhow::bail!("--resident 0: --micro restart needs at least one timer to restart")
+        }
         None => None,
     };
     let sampling = Sampling {
@@ -128,6 +143,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 log: std::path::absolute(scratch.join("expiries"))
                     .context("the scratch directory")?,
                 parameters: args.parameters.clone(),
+            },
+            None if args.micro == Micro::Restart => Request::Restart {
+                resident: args.resident.unwrap_or_default(),
             },
             None => Request::StartStop {
                 resident: args.resident.unwrap_or_default(),

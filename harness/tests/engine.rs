@@ -350,6 +350,18 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
             }
             other => panic!("{}: {other:?}", engine.name),
         }
+        if engine.name == "go-runtime" {
+            match run(&Request::Restart { resident: 100 }) {
+                Outcome::Answered { answer, .. } => {
+                    assert_eq!(answer.unit.as_deref(), Some("restart"));
+                    assert_eq!(answer.samples_ns.len(), 1);
+                }
+                other => panic!("go-runtime restart: {other:?}"),
+            }
+        } else {
+            let restart = run(&Request::Restart { resident: 100 });
+            assert!(matches!(restart, Outcome::Unsupported(_)), "{restart:?}");
+        }
         let replay = Request::Replay {
             workload: examples().join("stop.tw"),
             log: dir.path().join("expiries"),

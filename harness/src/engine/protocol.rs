@@ -30,6 +30,11 @@ pub enum Request {
         /// Timers pending while the pairs run.
         resident: u64,
     },
+    /// Restarts (Go's `Timer.Reset`) of `resident` pending timers in turn.
+    Restart {
+        /// Timers pending, each restarted in its turn.
+        resident: u64,
+    },
 }
 
 /// The sampling rule passed to every engine; the engine applies it on its own clock.
@@ -66,6 +71,11 @@ impl Request {
                 "start-stop".to_string(),
                 format!("resident={resident}"),
             ],
+            Request::Restart { resident } => vec![
+                "micro".to_string(),
+                "restart".to_string(),
+                format!("resident={resident}"),
+            ],
         };
         args.extend([
             format!("samples={}", sampling.samples),
@@ -92,7 +102,7 @@ pub struct Answer {
     pub status: String,
     /// Why `unsupported`.
     pub reason: Option<String>,
-    /// What one sample's figure is per: `replay`, `start-stop pair`.
+    /// What one sample's figure is per: `replay`, `start-stop pair`, `restart`.
     pub unit: Option<String>,
     /// Nanoseconds per unit, one per measured iteration, on the engine's own clock.
     #[serde(default)]
