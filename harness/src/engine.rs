@@ -121,37 +121,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         max_warmup: args.max_warmup,
     };
     let limit = Duration::from_secs(args.limit_secs);
-    let mut table = Table::new(&[
-        "engine",
-        "runtime",
-        "status",
-        ">median ns",
-        "unit",
-        ">samples",
-        "warm-up",
-        ">peak RSS",
-        "log",
-        ">exchange",
-    ]);
-    let mut failures = Vec::new();
-    let mut notes = Vec::new();
+    let mut builder = build::Builder::new(&args.sources, &args.build_dir);
+    let mut outcomes = Vec::new();
     for engine in selected {
         let scratch = args.build_dir.join("runs").join(engine.name);
-        let request = match &args.workload {
-            Some(path) => Request::Replay {
-                workload: path.clone(),
-                log: std::path::absolute(scratch.join("expiries"))
-                    .context("the scratch directory")?,
-                parameters: args.parameters.clone(),
-            },
-            None if args.micro == Micro::Restart => Request::Restart {
-                resident: args.resident.unwrap_or_default(),
-            },
-            None => Request::StartStop {
-                resident: args.resident.unwrap_or_default(),
-            },
-        };
-        let outcome = match build::build(engine, &args.sources, &args.build_dir) {
+        let request = request(args, &scratch)?;
+        let outcome = match builder.build(engine) {
             Err(NotBuilt::Unsupported(install)) => Outcome::Unsupported(install),
             Err(NotBuilt::BuildFailed(stderr_tail)) => Outcome::Failed {
                 failure: "build failed".into(),
@@ -167,34 +142,66 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 &scratch,
             ),
         };
-        if let Outcome::Unsupported(why) = &outcome {
-            notes.push(format!("{}: unsupported: {why}", engine.name));
+        outcomes.push((engine.name, outcome));
+    }
+    Ok(print_outcomes(&outcomes))
+}
+
+/// The request the flags make; a replay's log goes to `scratch`.
+fn request(args: &Args, scratch: &Path) -> anyhow::Result<Request> {
+    let resident = args.resident.unwrap_or_default();
+    Ok(match &args.workload {
+        Some(path) => Request::Replay {
+            workload: path.clone(),
+            log: std::path::absolute(scratch.join("expiries")).context("the scratch directory")?,
+            parameters: args.parameters.clone(),
+        },
+        None if args.micro == Micro::Restart => Request::Restart { resident },
+        None => Request::StartStop { resident },
+    })
+}
+
+/// The table on stdout, then why each engine was unsupported; each failure with its stderr
+/// on stderr. Failure when any engine failed.
+fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
+    let mut table = Table::new(&[
+        "engine",
+        "runtime",
+        "status",
+        ">median ns",
+        "unit",
+        ">samples",
+        "warm-up",
+        ">peak RSS",
+        "log",
+        ">exchange",
+    ]);
+    for (name, outcome) in outcomes {
+        table.row(row(name, outcome));
+    }
+    println!("{}", table.render("").trim_end());
+    for (name, outcome) in outcomes {
+        if let Outcome::Unsupported(why) = outcome {
+            println!("{name}: unsupported: {why}");
         }
+    }
+    for (name, outcome) in outcomes {
         if let Outcome::Failed {
             failure,
             stderr_tail,
-        } = &outcome
+        } = outcome
         {
-            failures.push(format!(
-                "{}: {failure}\n{}",
-                engine.name,
+            eprintln!(
+                "timerbench: engine {name}: {failure}\n{}",
                 indent(stderr_tail)
-            ));
+            );
         }
-        table.row(row(engine.name, &outcome));
     }
-    println!("{}", table.render("").trim_end());
-    for note in &notes {
-        println!("{note}");
-    }
-    for failure in &failures {
-        eprintln!("timerbench: engine {failure}");
-    }
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    if outcomes.iter().any(|(_, outcome)| outcome.failed()) {
         ExitCode::FAILURE
-    })
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// The engines named, in table order, or all; an unknown name is an error naming the flag.

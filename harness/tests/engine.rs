@@ -374,3 +374,29 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
         );
     }
 }
+
+/// A build that fails is reported with the compiler's words, not as unsupported.
+#[test]
+fn a_failed_build_carries_the_compilers_message() {
+    if !build::on_path("javac") {
+        eprintln!("skipped: no javac here (apt-get install default-jdk-headless)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("java")).unwrap();
+    std::fs::write(
+        dir.path().join("java/Engine.java"),
+        "class Engine { oops }\n",
+    )
+    .unwrap();
+    let engine = build::ENGINES
+        .iter()
+        .find(|e| e.name == "jdk-delay-queue")
+        .unwrap();
+    match build::build(engine, dir.path(), &dir.path().join("build")) {
+        Err(build::NotBuilt::BuildFailed(message)) => {
+            assert!(message.contains("Engine.java"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,11 +1,12 @@
 //! The engines and how each is built from its source in `engines/` into the build
 //! directory, when its toolchain is on this machine.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What builds and runs an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Toolchain {
     /// A POSIX shell script, run with `sh`.
     Shell,
@@ -108,89 +109,120 @@ pub fn on_path(program: &str) -> bool {
     })
 }
 
-/// Builds `engine` from `sources` (the repository's `engines/`) into `build` and returns the
-/// command that runs it, to which the request's arguments are appended.
+/// Builds engines from `sources` (the repository's `engines/`) into `build`, each
+/// toolchain's sources once per builder, however many engines share them.
+pub struct Builder<'a> {
+    sources: &'a Path,
+    build: &'a Path,
+    compiled: HashMap<Toolchain, Result<(), NotBuilt>>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder that has built nothing yet.
+    pub fn new(sources: &'a Path, build: &'a Path) -> Self {
+        Builder {
+            sources,
+            build,
+            compiled: HashMap::new(),
+        }
+    }
+
+    /// Builds `engine` (its toolchain's sources, unless already built) and returns the
+    /// command that runs it, to which the request's arguments are appended.
+    pub fn build(&mut self, engine: &Engine) -> Result<Vec<String>, NotBuilt> {
+        let (sources, build) = (self.sources, self.build);
+        self.compiled
+            .entry(engine.toolchain)
+            .or_insert_with(|| compile(engine.toolchain, sources, build))
+            .clone()?;
+        command(engine, sources, build)
+    }
+}
+
+/// Builds one engine with a builder of its own: see [`Builder::build`].
 pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>, NotBuilt> {
-    if let Some(missing) = engine.toolchain.programs().iter().find(|p| !on_path(p)) {
-        return Err(NotBuilt::Unsupported(format!(
-            "`{missing}` not found: {}",
-            engine.toolchain.install()
-        )));
+    Builder::new(sources, build).build(engine)
+}
+
+/// Whether the toolchain is here: its programs on `PATH`, Netty's jar in its place.
+fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
+    let missing = |what: &str| {
+        Err(NotBuilt::Unsupported(format!(
+            "{what} not found: {}",
+            toolchain.install()
+        )))
+    };
+    if let Some(program) = toolchain.programs().iter().find(|p| !on_path(p)) {
+        return missing(&format!("`{program}`"));
     }
-    if engine.toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
-        return Err(NotBuilt::Unsupported(format!(
-            "{NETTY_COMMON_JAR} not found: {}",
-            engine.toolchain.install()
-        )));
+    if toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
+        return missing(NETTY_COMMON_JAR);
     }
-    let text = |p: PathBuf| p.display().to_string();
-    match engine.toolchain {
-        Toolchain::Shell => Ok(vec![
-            "sh".into(),
-            text(sources.join("null").join("engine.sh")),
-        ]),
-        Toolchain::Go => {
-            let binary = absolute(build)?.join("go-runtime");
-            let mut go = Command::new("go");
-            go.args(["build", "-o"])
-                .arg(&binary)
+    Ok(())
+}
+
+/// Compiles a toolchain's engines: `go build` offline, `javac` with no download.
+fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), NotBuilt> {
+    present(toolchain)?;
+    match toolchain {
+        Toolchain::Shell => Ok(()),
+        Toolchain::Go => run_build(
+            Command::new("go")
+                .args(["build", "-o"])
+                .arg(absolute(build)?.join("go-runtime"))
                 .arg(".")
                 .current_dir(sources.join("go"))
                 // Offline and self-contained: no module download, a cache under `build`.
                 .env("GOPROXY", "off")
                 .env("GOFLAGS", "-mod=mod")
-                .env("GOCACHE", absolute(build)?.join("go-cache"));
-            run_build(&mut go)?;
-            Ok(vec![text(binary)])
-        }
-        Toolchain::Java => {
-            let classes = build.join("java");
-            let java_files = java_sources(&sources.join("java"))?;
-            run_build(
-                Command::new("javac")
-                    .arg("-d")
-                    .arg(&classes)
-                    .args(java_files),
-            )?;
-            Ok(vec![
-                "java".into(),
-                "-cp".into(),
-                text(classes),
-                "Engine".into(),
-                engine.name.into(),
-            ])
-        }
+                .env("GOCACHE", absolute(build)?.join("go-cache")),
+        ),
+        Toolchain::Java => javac(&sources.join("java"), &build.join("java"), None),
         Toolchain::Netty => {
-            let classes = build.join("java");
-            let netty_classes = build.join("netty");
-            run_build(
-                Command::new("javac")
-                    .arg("-d")
-                    .arg(&classes)
-                    .args(java_sources(&sources.join("java"))?),
-            )?;
-            let classpath = format!(
-                "{}:{}:{NETTY_COMMON_JAR}",
-                classes.display(),
-                netty_classes.display()
-            );
-            run_build(
-                Command::new("javac")
-                    .arg("-cp")
-                    .arg(&classpath)
-                    .arg("-d")
-                    .arg(&netty_classes)
-                    .args(java_sources(&sources.join("netty"))?),
-            )?;
-            Ok(vec![
-                "java".into(),
-                "-cp".into(),
-                classpath,
-                "NettyEngine".into(),
-                engine.name.into(),
-            ])
+            javac(&sources.join("java"), &build.join("java"), None)?;
+            javac(
+                &sources.join("netty"),
+                &build.join("netty"),
+                Some(&netty_classpath(build)),
+            )
         }
     }
+}
+
+/// The command that runs a compiled engine.
+fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>, NotBuilt> {
+    let java = |classpath: String, class: &str| {
+        ["java", "-cp", &classpath, class, engine.name]
+            .map(String::from)
+            .to_vec()
+    };
+    Ok(match engine.toolchain {
+        Toolchain::Shell => vec![
+            "sh".into(),
+            sources.join("null").join("engine.sh").display().to_string(),
+        ],
+        Toolchain::Go => vec![absolute(build)?.join("go-runtime").display().to_string()],
+        Toolchain::Java => java(build.join("java").display().to_string(), "Engine"),
+        Toolchain::Netty => java(netty_classpath(build), "NettyEngine"),
+    })
+}
+
+/// The JDK engines' classes, Netty's engine's, and Netty's jar.
+fn netty_classpath(build: &Path) -> String {
+    format!(
+        "{}:{}:{NETTY_COMMON_JAR}",
+        build.join("java").display(),
+        build.join("netty").display()
+    )
+}
+
+/// `javac -d CLASSES [-cp CLASSPATH] DIR/*.java`.
+fn javac(dir: &Path, classes: &Path, classpath: Option<&str>) -> Result<(), NotBuilt> {
+    let mut javac = Command::new("javac");
+    if let Some(classpath) = classpath {
+        javac.arg("-cp").arg(classpath);
+    }
+    run_build(javac.arg("-d").arg(classes).args(java_sources(dir)?))
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, NotBuilt> {
