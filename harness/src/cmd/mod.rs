@@ -3,6 +3,7 @@
 
 pub mod cell;
 pub mod compare;
+pub mod engine;
 pub mod generate;
 pub mod import;
 pub mod list;

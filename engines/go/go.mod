@@ -1,0 +1,3 @@
+module timerbench/engines/go
+
+go 1.19

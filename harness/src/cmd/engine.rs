@@ -1,0 +1,328 @@
+//! `timerbench engine`: the timers of real runtimes (Go, the JDK) run through the engine
+//! protocol of docs/engines.md beside the Rust ports, each built from `engines/` when its
+//! toolchain is here and `unsupported` (with the package to install) when not.
+//!
+//! An engine that crashes, hangs past its limit, answers malformed JSON or replays a wrong
+//! expiry log is reported as such with its stderr's last lines, and the others go on; the
+//! command then exits non-zero. Timings are the engine's own, taken inside its process.
+
+pub mod build;
+pub mod protocol;
+pub mod verify;
+
+use crate::table::Table;
+use anyhow::Context;
+use build::{ENGINES, Engine, NotBuilt};
+use protocol::{Answer, Exchange, Failure, Request, Sampling};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use timerbench_workloads::Program;
+
+/// Run the engines of other runtimes on a workload or a microbenchmark.
+#[derive(clap::Args)]
+pub struct Args {
+    /// An engine to run (repeatable; default every engine): null, go-runtime,
+    /// jdk-delay-queue, jdk-priority-queue, jdk-scheduled-executor, netty-hashed-wheel.
+    #[arg(long = "engine")]
+    engines: Vec<String>,
+    /// A workload to replay in virtual time; its expiry log is verified against the model.
+    #[arg(long, conflicts_with = "resident")]
+    workload: Option<PathBuf>,
+    /// An engine-specific parameter of a replay, KEY=VALUE (repeatable): `purge-interval=3`
+    /// for the JDK engines (Kafka's default is 1000).
+    #[arg(long = "param", value_parser = key_value)]
+    parameters: Vec<String>,
+    /// The microbenchmark with this many resident timers (the Go article's shape).
+    #[arg(long)]
+    resident: Option<u64>,
+    /// Which microbenchmark: start+stop pairs, or restarts of the resident timers in turn.
+    #[arg(long, value_enum, default_value_t = Micro::StartStop)]
+    micro: Micro,
+    /// Measured iterations.
+    #[arg(long, default_value_t = 10)]
+    samples: u32,
+    /// Minimum length of one iteration, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    min_sample_ms: u64,
+    /// Warm-up iterations at least (then until the last three settle within 5%).
+    #[arg(long, default_value_t = 5)]
+    warmup: u32,
+    /// Warm-up iterations at most.
+    #[arg(long, default_value_t = 50)]
+    max_warmup: u32,
+    /// Seconds each engine may run before it is killed as hung.
+    #[arg(long, default_value_t = 600)]
+    limit_secs: u64,
+    /// The engines' sources.
+    #[arg(long, default_value = "engines")]
+    sources: PathBuf,
+    /// Where engines are built and their answers kept.
+    #[arg(long, default_value = "target/engines")]
+    build_dir: PathBuf,
+}
+
+/// The microbenchmarks of `--resident`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Micro {
+    /// Start a timer, stop it.
+    StartStop,
+    /// Restart a resident timer (Go's `Timer.Reset`).
+    Restart,
+}
+
+/// What became of one engine.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It answered; a verified replay's digest when it replayed and is verified.
+    Answered {
+        /// The answer.
+        answer: Box<Answer>,
+        /// The verified digest, if any.
+        digest: Option<String>,
+        /// The harness's wall time around the exchange.
+        wall: Duration,
+    },
+    /// Its toolchain is missing, or it does not run this request: why.
+    Unsupported(String),
+    /// It failed: how, and its stderr's last lines.
+    Failed {
+        /// How.
+        failure: String,
+        /// Its stderr's last lines.
+        stderr_tail: String,
+    },
+}
+
+impl Outcome {
+    /// Whether it counts as a failure of the command.
+    pub fn failed(&self) -> bool {
+        matches!(self, Outcome::Failed { .. })
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let selected = select(&args.engines)?;
+    let program = match &args.workload {
+        Some(path) => Some(timerbench_workloads::load(path).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None if args.resident.is_none() => {
+            anyhow::bail!("give --workload FILE (replay) or --resident N (start+stop pairs)")
+        }
+        None if args.micro == Micro::Restart && args.resident == Some(0) => {
+            anyhow::bail!("--resident 0: --micro restart needs at least one timer to restart")
+        }
+        None => None,
+    };
+    let sampling = Sampling {
+        samples: args.samples,
+        min_sample_ms: args.min_sample_ms,
+        warmup: args.warmup,
+        max_warmup: args.max_warmup,
+    };
+    let limit = Duration::from_secs(args.limit_secs);
+    let mut builder = build::Builder::new(&args.sources, &args.build_dir);
+    let mut outcomes = Vec::new();
+    for engine in selected {
+        let scratch = args.build_dir.join("runs").join(engine.name);
+        let request = request(args, &scratch)?;
+        let outcome = match builder.build(engine) {
+            Err(NotBuilt::Unsupported(install)) => Outcome::Unsupported(install),
+            Err(NotBuilt::BuildFailed(stderr_tail)) => Outcome::Failed {
+                failure: "build failed".into(),
+                stderr_tail,
+            },
+            Ok(argv) => run_engine(
+                engine,
+                &argv,
+                &request,
+                program.as_ref(),
+                &sampling,
+                limit,
+                &scratch,
+            ),
+        };
+        outcomes.push((engine.name, outcome));
+    }
+    Ok(print_outcomes(&outcomes))
+}
+
+/// The request the flags make; a replay's log goes to `scratch`.
+fn request(args: &Args, scratch: &Path) -> anyhow::Result<Request> {
+    let resident = args.resident.unwrap_or_default();
+    Ok(match &args.workload {
+        Some(path) => Request::Replay {
+            workload: path.clone(),
+            log: std::path::absolute(scratch.join("expiries")).context("the scratch directory")?,
+            parameters: args.parameters.clone(),
+        },
+        None if args.micro == Micro::Restart => Request::Restart { resident },
+        None => Request::StartStop { resident },
+    })
+}
+
+/// The table on stdout, then why each engine was unsupported; each failure with its stderr
+/// on stderr. Failure when any engine failed.
+fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
+    let mut table = Table::new(&[
+        "engine",
+        "runtime",
+        "status",
+        ">median ns",
+        "unit",
+        ">samples",
+        "warm-up",
+        ">peak RSS",
+        "log",
+        ">exchange",
+    ]);
+    for (name, outcome) in outcomes {
+        table.row(row(name, outcome));
+    }
+    println!("{}", table.render("").trim_end());
+    for (name, outcome) in outcomes {
+        if let Outcome::Unsupported(why) = outcome {
+            println!("{name}: unsupported: {why}");
+        }
+    }
+    for (name, outcome) in outcomes {
+        if let Outcome::Failed {
+            failure,
+            stderr_tail,
+        } = outcome
+        {
+            eprintln!(
+                "timerbench: engine {name}: {failure}\n{}",
+                indent(stderr_tail)
+            );
+        }
+    }
+    if outcomes.iter().any(|(_, outcome)| outcome.failed()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The engines named, in table order, or all; an unknown name is an error naming the flag.
+fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
+    if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
+        let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        anyhow::bail!(
+            "--engine {unknown}: no such engine (known: {})",
+            known.join(", ")
+        );
+    }
+    Ok(ENGINES
+        .iter()
+        .filter(|e| names.is_empty() || names.iter().any(|n| n == e.name))
+        .collect())
+}
+
+/// One exchange with a built engine, its replay verified against `program` when it has one.
+pub fn run_engine(
+    engine: &Engine,
+    argv: &[String],
+    request: &Request,
+    program: Option<&Program>,
+    sampling: &Sampling,
+    limit: Duration,
+    scratch: &Path,
+) -> Outcome {
+    let Exchange {
+        answer,
+        stderr_tail,
+        wall,
+    } = protocol::exchange(argv, request, sampling, limit, scratch);
+    let failed = |failure: Failure| Outcome::Failed {
+        failure: failure.to_string(),
+        stderr_tail: stderr_tail.clone(),
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(failure) => return failed(failure),
+    };
+    if answer.status == "unsupported" {
+        return Outcome::Unsupported(answer.reason.unwrap_or_default());
+    }
+    let digest = match (program, &answer.replay) {
+        (Some(_), None) => {
+            return failed(Failure::Malformed(
+                "a replay answer without `replay`".into(),
+            ));
+        }
+        (Some(program), Some(replay)) if engine.verifies => match verify::verify(program, replay) {
+            Ok(summary) => Some(summary.digest),
+            Err(why) => return failed(Failure::WrongLog(why)),
+        },
+        _ => None,
+    };
+    Outcome::Answered {
+        answer: Box::new(answer),
+        digest,
+        wall,
+    }
+}
+
+fn row(name: &str, outcome: &Outcome) -> Vec<String> {
+    match outcome {
+        Outcome::Answered {
+            answer,
+            digest,
+            wall,
+        } => vec![
+            name.into(),
+            format!("{} {}", answer.runtime, answer.runtime_version)
+                .trim()
+                .into(),
+            "ok".into(),
+            median(&answer.samples_ns).map_or("-".into(), |m| format!("{m:.1}")),
+            answer.unit.clone().unwrap_or_default(),
+            answer.samples_ns.len().to_string(),
+            warm_up(answer),
+            answer
+                .peak_rss_bytes
+                .map_or("-".into(), |b| format!("{:.1} MiB", b as f64 / 1048576.0)),
+            digest
+                .as_ref()
+                .map_or("-".into(), |d| format!("verified {}", &d[..12])),
+            format!("{:.0} ms", wall.as_secs_f64() * 1e3),
+        ],
+        Outcome::Unsupported(_) => vec![name.into(), String::new(), "unsupported".into()],
+        Outcome::Failed { failure, .. } => {
+            vec![name.into(), String::new(), format!("FAILED: {failure}")]
+        }
+    }
+}
+
+fn warm_up(answer: &Answer) -> String {
+    match (answer.warmup_iterations, answer.warmup_settled) {
+        (Some(n), Some(true)) => format!("{n}, settled"),
+        (Some(n), _) if n > 0 => format!("{n}, not settled"),
+        _ => "-".into(),
+    }
+}
+
+fn median(samples: &[f64]) -> Option<f64> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+fn key_value(text: &str) -> Result<String, String> {
+    match text.split_once('=') {
+        Some((key, _)) if !key.is_empty() && !key.contains(char::is_whitespace) => {
+            Ok(text.to_string())
+        }
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
