@@ -130,7 +130,7 @@ fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
     };
     let mut covered = format!("{} of {cells}", entry.covered);
     if entry.unsupported > 0 {
-        let _ = write!(covered, " ({} unsupported)", entry.unsupported);
+        let _ = write!(covered, " ({} not run)", entry.unsupported);
     }
     vec![
         rank,
