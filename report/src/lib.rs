@@ -51,7 +51,9 @@ pub use charts::register_fonts;
 pub use figures::thousands;
 pub use findings::write_findings_page;
 pub use page::SECTIONS;
-pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, SlowestCall, rank_run};
+pub use ranking::{
+    FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_run,
+};
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};

@@ -282,7 +282,7 @@ fn figures(context: &Context, run: &Run, record: &CellRecord) -> Markup {
 }
 
 /// A fraction of a delay as a percentage: `12.5%`, `100%`, `0.25%`.
-fn fraction(of_delay: f64) -> String {
+pub(super) fn fraction(of_delay: f64) -> String {
     let percent = of_delay * 100.0;
     let text = if percent == 0.0 {
         "0".to_string()
