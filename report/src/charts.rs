@@ -11,6 +11,8 @@ mod axis;
 
 pub use axis::{Axis, Scale, Unit, count_label, nanoseconds_label};
 
+use crate::style::{LineStyle, Marker};
+
 use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
@@ -136,21 +138,96 @@ pub struct Series {
     /// Its legend entry.
     pub name: String,
     pub color: (u8, u8, u8),
-    /// Dashed, for peers (outside crates).
-    pub dashed: bool,
+    /// Its dash and marker: with the colour, what tells it apart.
+    pub style: LineStyle,
+    /// Hollow markers, for peers (outside crates).
+    pub hollow: bool,
     /// Points in data values, in x order.
     pub points: Vec<(f64, f64)>,
 }
 
 impl Series {
-    /// `implementation`'s line, in its colour (dashed for a peer), without points yet.
+    /// `implementation`'s line, in its colour and style (hollow markers for a peer),
+    /// without points yet.
     pub fn of(implementation: &crate::implementations::Implementation) -> Self {
         Series {
             name: implementation.name.clone(),
             color: implementation.color,
-            dashed: implementation.peer,
+            style: implementation.style,
+            hollow: implementation.peer,
             points: Vec::new(),
         }
+    }
+
+    /// A plain line (solid, circles) in `color`.
+    pub fn plain(name: &str, color: (u8, u8, u8), points: Vec<(f64, f64)>) -> Self {
+        Series {
+            name: name.to_string(),
+            color,
+            style: LineStyle::PLAIN,
+            hollow: false,
+            points,
+        }
+    }
+
+    /// `name|#rrggbb|dash`: what the page's `data-series` attribute says of it, for checks
+    /// on the rendered page.
+    pub fn look(&self) -> String {
+        let (r, g, b) = self.color;
+        format!("{}|#{r:02x}{g:02x}{b:02x}|{}", self.name, self.style.dash.name())
+    }
+}
+
+/// Draws `series`' line through `points` (backend coordinates of the chart) in `style`.
+fn draw_line<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    points: Vec<(f64, f64)>,
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match series.style.dash.pattern() {
+        Some((dash, gap)) => {
+            chart.draw_series(DashedLineSeries::new(points, dash, gap, style))?;
+        }
+        None => {
+            chart.draw_series(LineSeries::new(points, style))?;
+        }
+    }
+    Ok(())
+}
+
+/// `series`' markers at `points` (data coordinates of the chart).
+fn draw_markers<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    points: &[(f64, f64)],
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let at = points.iter().copied();
+    match series.style.marker {
+        Marker::Circle => chart.draw_series(at.map(|p| Circle::new(p, 3, style)))?,
+        Marker::Square => chart.draw_series(
+            at.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], style)),
+        )?,
+        Marker::Triangle => chart.draw_series(at.map(|p| TriangleMarker::new(p, 4, style)))?,
+        Marker::Cross => chart.draw_series(at.map(|p| Cross::new(p, 4, style)))?,
+    };
+    Ok(())
+}
+
+/// A legend row's marker at `at` (pixels of the legend strip).
+fn legend_marker<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, Shift>,
+    marker: Marker,
+    at: (i32, i32),
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (x, y) = at;
+    match marker {
+        Marker::Circle => legend.draw(&Circle::new(at, 3, style)),
+        Marker::Square => legend.draw(&Rectangle::new([(x - 3, y - 3), (x + 3, y + 3)], style)),
+        Marker::Triangle => legend.draw(&TriangleMarker::new(at, 4, style)),
+        Marker::Cross => legend.draw(&Cross::new(at, 4, style)),
     }
 }
 
@@ -295,15 +372,11 @@ impl Chart {
                 filled: false,
                 stroke_width: stroke,
             };
-            if series.dashed {
-                chart.draw_series(DashedLineSeries::new(points.clone(), 7, 5, style))?;
-            } else {
-                chart.draw_series(LineSeries::new(points.clone(), style))?;
-            }
+            draw_line(&mut chart, series, points.clone(), style)?;
             if self.markers {
                 // Peers get hollow markers, the project's implementations filled ones.
-                let marker = if series.dashed { style } else { style.filled() };
-                chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, marker)))?;
+                let marker = if series.hollow { style } else { style.filled() };
+                draw_markers(&mut chart, series, &points, marker)?;
             }
         }
 
@@ -341,16 +414,21 @@ impl Chart {
                 filled: false,
                 stroke_width: 2,
             };
-            if series.dashed {
-                legend.draw(&PathElement::new(vec![(4, y), (11, y)], style))?;
-                legend.draw(&PathElement::new(vec![(16, y), (23, y)], style))?;
-                legend.draw(&PathElement::new(vec![(28, y), (32, y)], style))?;
-            } else {
-                legend.draw(&PathElement::new(vec![(4, y), (32, y)], style))?;
+            // The swatch: the line's dashes from x = 4 to 32.
+            match series.style.dash.pattern() {
+                Some((dash, gap)) => {
+                    let mut x = 4;
+                    while x < 32 {
+                        let end = (x + dash as i32).min(32);
+                        legend.draw(&PathElement::new(vec![(x, y), (end, y)], style))?;
+                        x = end + gap as i32;
+                    }
+                }
+                None => legend.draw(&PathElement::new(vec![(4, y), (32, y)], style))?,
             }
             if self.markers {
-                let marker = if series.dashed { style } else { style.filled() };
-                legend.draw(&Circle::new((18, y), 3, marker))?;
+                let marker = if series.hollow { style } else { style.filled() };
+                legend_marker(&legend, series.style.marker, (18, y), marker)?;
             }
             legend.draw(&Text::new(Self::legend_name(series), (38, y), text.clone()))?;
         }

@@ -14,7 +14,8 @@
 //!
 //! - `runs`: reading the folders (any error names the file and line) and one run's
 //!   figures; `figures`: what the report reads off one record; `implementations`: one
-//!   per variant label, ordered and coloured by its base; `model`: everything the page
+//!   per variant label, ordered and coloured by its base (`style`: the colours, dashes and
+//!   markers that tell 15 and more lines apart); `model`: everything the page
 //!   shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
 //!   between runs;
 //! - `charts`: the charts, one description drawn on either backend;
@@ -43,6 +44,7 @@ mod model;
 mod page;
 mod ranking;
 mod runs;
+mod style;
 #[cfg(test)]
 mod tests;
 
