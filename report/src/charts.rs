@@ -55,15 +55,19 @@ pub fn register_fonts() -> anyhow::Result<()> {
 }
 
 /// Where to write each point's label: right of the point (left of it near the plot's
-/// right edge), moved down a line at a time while it would overlap a label already placed,
-/// so that points that nearly coincide (a variant as fast and as late as its base) stay
-/// readable. Gives (text, position, whether the text starts at the position).
+/// right edge), moved down, then up, a line at a time while it would overlap a label
+/// already placed, so that points that nearly coincide (a variant as fast and as late as
+/// its base) stay readable. A label that finds no free place inside the plot (`bounds`:
+/// left, top, right, bottom) is left out rather than drawn over another or over an axis:
+/// the legend names every point. Gives (text, position, whether the text starts at the
+/// position).
 fn place_labels<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     font: &TextStyle,
     mut anchors: Vec<(String, (i32, i32))>,
-    right_edge: i32,
+    bounds: (i32, i32, i32, i32),
 ) -> Vec<(String, (i32, i32), bool)> {
+    let (left_edge, top_edge, right_edge, bottom_edge) = bounds;
     const GAP: i32 = 7;
     // Top to bottom, so that a label moved down makes room below, never above.
     anchors.sort_by_key(|(_, (x, y))| (*y, *x));
@@ -76,18 +80,21 @@ fn place_labels<DB: DrawingBackend>(
         let (width, height) = (width as i32, height as i32 + 2);
         let right = x + GAP + width < right_edge;
         let left = if right { x + GAP } else { x - GAP - width };
-        let mut top = y - height / 2;
+        if left < left_edge {
+            continue;
+        }
         let overlaps = |top: i32, boxes: &[(i32, i32, i32, i32)]| {
             boxes
                 .iter()
                 .any(|&(l, t, r, b)| left < r && l < left + width && top < b && t < top + height)
         };
-        for _ in 0..12 {
-            if !overlaps(top, &placed) {
-                break;
-            }
-            top += height;
-        }
+        let inside = |top: i32| top >= top_edge && top + height <= bottom_edge;
+        let first = y - height / 2;
+        // The point's own line, then one line down, one up, two down...
+        let free = (0..12)
+            .flat_map(|step| [first + step * height, first - (step + 1) * height])
+            .find(|&top| inside(top) && !overlaps(top, &placed));
+        let Some(top) = free else { continue };
         placed.push((left, top, left + width, top + height));
         labels.push((
             name,
@@ -390,9 +397,10 @@ impl Chart {
                     Some((series.name.clone(), chart.backend_coord(&at)))
                 })
                 .collect();
-            let (plot_width, _) = plot.dim_in_pixel();
+            let (x_pixels, y_pixels) = chart.plotting_area().get_pixel_range();
+            let bounds = (x_pixels.start, y_pixels.start, x_pixels.end, y_pixels.end);
             let font = ("sans-serif", labels).into_font().color(&BLACK);
-            for (name, (x, y), right) in place_labels(&plot, &font, anchors, plot_width as i32) {
+            for (name, (x, y), right) in place_labels(&plot, &font, anchors, bounds) {
                 let anchor = if right { HPos::Left } else { HPos::Right };
                 let style = font.clone().pos(Pos::new(anchor, VPos::Center));
                 plot.draw(&Text::new(name, (x, y), style))?;
