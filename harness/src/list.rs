@@ -175,7 +175,11 @@ fn markdown_table(list: &'static [Implementation]) -> String {
                 .map(|p| format!("`{}={}`", p.name, p.default))
                 .collect();
             let limit = implementation.suite_limit.map_or(String::new(), |limit| {
-                format!("{} timers ({})", timerbench_report::thousands(limit.max_timers), limit.why)
+                format!(
+                    "{} timers ({})",
+                    timerbench_report::thousands(limit.max_timers),
+                    limit.why
+                )
             });
             vec![
                 format!("`{}`", implementation.name),
@@ -187,7 +191,13 @@ fn markdown_table(list: &'static [Implementation]) -> String {
         })
         .collect();
     crate::compare::markdown_table(
-        &["name", "precision", "what it is", "parameters", "suite limit"],
+        &[
+            "name",
+            "precision",
+            "what it is",
+            "parameters",
+            "suite limit",
+        ],
         &rows,
     )
 }

@@ -5,6 +5,8 @@
 //! ([`timerbench_report::rank_run`]), so the terminal and the page can never disagree: an
 //! implementation's `× best` is the geometric mean of its ratios to the fastest over the
 //! cells (a workload at a size) it verified, and `cells` says how many of them that was.
+//! Exact structures are ranked among themselves, the approximate ones apart with their
+//! lateness, and only one that verified every cell of a ranking can lead it.
 
 use crate::compare::{Format, markdown_table};
 use crate::table::{Table, duration};
@@ -61,7 +63,12 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
         if rankings.workloads == 1 { "" } else { "s" }
     );
     let overall = &rankings.overall;
-    if overall.entries.iter().chain(&overall.approximate).all(|e| e.geomean.is_none()) {
+    if overall
+        .entries
+        .iter()
+        .chain(&overall.approximate)
+        .all(|e| e.geomean.is_none())
+    {
         let _ = writeln!(out, "\nNo cell verified: there is no speed to rank.");
         return out;
     }
@@ -92,10 +99,26 @@ fn section(out: &mut String, title: &str, ranking: &Ranking, markdown: bool) {
         .chain(&ranking.approximate)
         .any(|e| e.floor.is_some());
     let heading = format!("{title}: {cells}");
-    table(out, &heading, &ranking.entries, ranking.cells, floor, false, markdown);
+    table(
+        out,
+        &heading,
+        &ranking.entries,
+        ranking.cells,
+        floor,
+        false,
+        markdown,
+    );
     if !ranking.approximate.is_empty() {
         let heading = format!("{title}: approximate structures, ranked apart");
-        table(out, &heading, &ranking.approximate, ranking.cells, floor, true, markdown);
+        table(
+            out,
+            &heading,
+            &ranking.approximate,
+            ranking.cells,
+            floor,
+            true,
+            markdown,
+        );
     }
 }
 
@@ -137,7 +160,13 @@ fn table(
     }
 }
 
-fn row(index: usize, entry: &RankEntry, cells: usize, floor: bool, approximate: bool) -> Vec<String> {
+fn row(
+    index: usize,
+    entry: &RankEntry,
+    cells: usize,
+    floor: bool,
+    approximate: bool,
+) -> Vec<String> {
     let rank = match entry.geomean {
         Some(_) if !entry.partial => (index + 1).to_string(),
         _ => "–".to_string(),
@@ -167,10 +196,12 @@ fn row(index: usize, entry: &RankEntry, cells: usize, floor: bool, approximate: 
     row.push(covered);
     if approximate {
         row.push(entry.lateness.map_or(String::new(), |late| {
+            let percent = format!("{:.1}", late.largest_fraction * 100.0);
             format!(
-                "{} ticks ({:.1}%)",
+                "{} tick{} ({}%)",
                 late.most_ticks,
-                late.largest_fraction * 100.0
+                if late.most_ticks == 1 { "" } else { "s" },
+                percent.strip_suffix(".0").unwrap_or(&percent)
             )
         }));
     }

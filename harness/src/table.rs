@@ -144,6 +144,9 @@ mod tests {
         for line in text.lines() {
             assert!(line.chars().count() <= 40, "{line:?} of\n{text}");
         }
-        assert!(text.contains("\n        word"), "continuations align:\n{text}");
+        assert!(
+            text.contains("\n        word"),
+            "continuations align:\n{text}"
+        );
     }
 }

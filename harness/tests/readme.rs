@@ -22,7 +22,10 @@ fn the_readme_lists_the_implementations_as_the_command_does() {
         .args(["list", "--format", "markdown"])
         .output()
         .expect("timerbench runs");
-    assert!(output.status.success(), "timerbench list --format markdown failed");
+    assert!(
+        output.status.success(),
+        "timerbench list --format markdown failed"
+    );
     let generated = String::from_utf8(output.stdout).expect("UTF-8 output");
     assert!(
         readme[start..end] == generated,

@@ -181,7 +181,11 @@ impl Series {
     /// on the rendered page.
     pub fn look(&self) -> String {
         let (r, g, b) = self.color;
-        format!("{}|#{r:02x}{g:02x}{b:02x}|{}", self.name, self.style.dash.name())
+        format!(
+            "{}|#{r:02x}{g:02x}{b:02x}|{}",
+            self.name,
+            self.style.dash.name()
+        )
     }
 }
 

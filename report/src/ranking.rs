@@ -111,10 +111,12 @@ fn sort_table(entries: &mut [RankEntry]) {
     }
     entries.sort_by(|a, b| {
         let key = |e: &RankEntry| (e.geomean.is_none(), e.partial);
-        key(a).cmp(&key(b)).then_with(|| match (a.geomean, b.geomean) {
-            (Some(x), Some(y)) => x.total_cmp(&y),
-            _ => std::cmp::Ordering::Equal,
-        })
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| match (a.geomean, b.geomean) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => std::cmp::Ordering::Equal,
+            })
     });
 }
 

@@ -87,7 +87,12 @@ impl LineStyle {
 /// The `index`-th colour and style: the palette's colours in turn, then again with the next
 /// dash and marker.
 pub(crate) fn nth(index: usize) -> ((u8, u8, u8), LineStyle) {
-    const MARKERS: &[Marker] = &[Marker::Circle, Marker::Square, Marker::Triangle, Marker::Cross];
+    const MARKERS: &[Marker] = &[
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+        Marker::Cross,
+    ];
     let round = index / PALETTE.len();
     let style = LineStyle {
         dash: DASHES[round % DASHES.len()],

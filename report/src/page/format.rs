@@ -114,10 +114,11 @@ pub fn peer_badge() -> Markup {
 /// An implementation's name with its swatch (its colour and dash, as in the charts) and
 /// peer badge.
 pub fn implementation(model: &Model, name: &str) -> Markup {
-    let (color, style, peer) = model.implementation(name).map_or(
-        ((0, 0, 0), crate::style::LineStyle::PLAIN, false),
-        |i| (i.color, i.style, i.peer),
-    );
+    let (color, style, peer) = model
+        .implementation(name)
+        .map_or(((0, 0, 0), crate::style::LineStyle::PLAIN, false), |i| {
+            (i.color, i.style, i.peer)
+        });
     let swatch = format!(
         "border-top-color:{};border-top-style:{}",
         hex(color),

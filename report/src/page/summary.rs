@@ -303,7 +303,7 @@ fn ranking_table(
                     @if approximate {
                         td.num {
                             @if let Some(late) = entry.lateness {
-                                (late.most_ticks) " ticks ("
+                                (late.most_ticks) " tick" @if late.most_ticks != 1 { "s" } " ("
                                 (super::lateness::fraction(late.largest_fraction)) ")"
                             }
                         }

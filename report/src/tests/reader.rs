@@ -97,14 +97,20 @@ fn a_reader_sees_exact_winners_with_full_coverage_and_every_line_apart() {
     let headline = &headline[..headline.find("</p>").unwrap()];
     assert!(headline.contains("fastest exact structure"), "{headline}");
     for name in APPROXIMATE {
-        assert!(headline.contains(name), "{name} is weighed apart: {headline}");
+        assert!(
+            headline.contains(name),
+            "{name} is weighed apart: {headline}"
+        );
     }
 
     // Every ranking table: its first row covers as many cells as any of its rows, and the
     // partial one is marked and never ranked first; the approximate ones are in tables of
     // their own.
     let tables: Vec<&str> = summary.split("<table").skip(1).collect();
-    assert!(tables.len() >= 2 * (1 + WORKLOADS.len()), "exact and approximate tables");
+    assert!(
+        tables.len() >= 2 * (1 + WORKLOADS.len()),
+        "exact and approximate tables"
+    );
     for table in tables {
         let kind = attributes(table, "data-table")[0];
         let names = attributes(table, "data-implementation");
@@ -113,14 +119,21 @@ fn a_reader_sees_exact_winners_with_full_coverage_and_every_line_apart() {
             .map(|c| c.parse().unwrap())
             .collect();
         let most = *cells.iter().max().unwrap();
-        assert_eq!(cells[0], most, "{kind} table led by {} with fewer cells", names[0]);
+        assert_eq!(
+            cells[0], most,
+            "{kind} table led by {} with fewer cells",
+            names[0]
+        );
         assert_eq!(
             names.iter().any(|n| APPROXIMATE.contains(n)),
             kind == "approximate",
             "{kind} table holds {names:?}"
         );
         if kind == "exact" {
-            let at = names.iter().position(|n| *n == PARTIAL).expect("the partial one");
+            let at = names
+                .iter()
+                .position(|n| *n == PARTIAL)
+                .expect("the partial one");
             assert_ne!(at, 0, "the partial one leads a table");
             assert_eq!(attributes(table, "data-partial")[at], "true");
         }
@@ -143,5 +156,9 @@ fn a_reader_sees_exact_winners_with_full_coverage_and_every_line_apart() {
     assert!(charts > 0, "the page has charts");
     assert_eq!(looks.len(), EXACT + 1 + APPROXIMATE.len(), "{looks:?}");
     let distinct: BTreeSet<&String> = looks.values().collect();
-    assert_eq!(distinct.len(), looks.len(), "two implementations look alike");
+    assert_eq!(
+        distinct.len(),
+        looks.len(),
+        "two implementations look alike"
+    );
 }
