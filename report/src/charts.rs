@@ -55,9 +55,9 @@ pub fn register_fonts() -> anyhow::Result<()> {
 }
 
 /// Where to write each point's label: right of the point (left of it near the plot's
-/// right edge), moved down, then up, a line at a time while it would overlap a label
-/// already placed, so that points that nearly coincide (a variant as fast and as late as
-/// its base) stay readable. A label that finds no free place inside the plot (`bounds`:
+/// right edge), moved a line down or up when it would overlap a label already placed, so
+/// that points that nearly coincide (a variant as fast and as late as its base) stay
+/// readable. A label that finds no free place inside the plot (`bounds`:
 /// left, top, right, bottom) is left out rather than drawn over another or over an axis:
 /// the legend names every point. Gives (text, position, whether the text starts at the
 /// position).
@@ -90,9 +90,10 @@ fn place_labels<DB: DrawingBackend>(
         };
         let inside = |top: i32| top >= top_edge && top + height <= bottom_edge;
         let first = y - height / 2;
-        // The point's own line, then one line down, one up, two down...
-        let free = (0..12)
-            .flat_map(|step| [first + step * height, first - (step + 1) * height])
+        // The point's own line, then one line down, then one up: further, the label would
+        // name another point.
+        let free = [first, first + height, first - height]
+            .into_iter()
             .find(|&top| inside(top) && !overlaps(top, &placed));
         let Some(top) = free else { continue };
         placed.push((left, top, left + width, top + height));
@@ -331,7 +332,12 @@ impl Chart {
         // Font sizes (plotters' SVG text is drawn at 1/1.24 of them) and line width.
         let (caption, labels, stroke) = if self.small { (15, 12, 1) } else { (18, 14, 2) };
 
-        let (x_lo, x_hi) = self.x.transformed_range();
+        let (mut x_lo, x_hi) = self.x.transformed_range();
+        if self.labelled {
+            // Points at the axis's lowest value (the exact implementations at 0 lateness)
+            // stand clear of the axis line instead of on it.
+            x_lo -= (x_hi - x_lo) * 0.03;
+        }
         let (y_lo, y_hi) = self.y.transformed_range();
         let (x_bold, x_light) = self.x.ticks();
         let (y_bold, y_light) = self.y.ticks();
