@@ -208,3 +208,49 @@ fn row(
     row.extend([worst, at, slowest, slowest_at]);
     row
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_report::LatenessFigures;
+
+    fn entry(name: &str, covered: usize, partial: bool) -> RankEntry {
+        RankEntry {
+            implementation: name.to_string(),
+            geomean: Some(0.5),
+            floor: Some(3.0),
+            lateness: Some(LatenessFigures {
+                most_ticks: 999,
+                largest_fraction: 999.0,
+            }),
+            partial,
+            worst: None,
+            worst_under_load: false,
+            slowest: None,
+            covered,
+            under_load: 0,
+            unsupported: 2,
+        }
+    }
+
+    #[test]
+    fn a_row_says_coverage_floor_and_lateness_and_ranks_no_partial_entry() {
+        let row = row(0, &entry("ring-buckets", 3, false), 3, true, true);
+        assert_eq!(
+            row[..6],
+            [
+                "1",
+                "ring-buckets",
+                "0.50×",
+                "3.00×",
+                "3 of 3 (2 not run)",
+                "999 ticks (99900%)"
+            ]
+        );
+        let partial = super::row(1, &entry("polling-scan", 1, true), 3, false, false);
+        assert_eq!(
+            partial[..4],
+            ["–", "polling-scan", "0.50×", "1 of 3 (2 not run)"]
+        );
+    }
+}
