@@ -28,7 +28,14 @@ impl Table {
 
     /// The table as lines, each starting with `indent`.
     pub fn render(&self, indent: &str) -> String {
-        let widths: Vec<usize> = (0..self.header.len())
+        self.render_within(indent, usize::MAX)
+    }
+
+    /// The table as lines of at most `width` characters where it can: the last column's
+    /// text is wrapped at word ends onto lines of its own column (it never gets narrower
+    /// than 24, and a word longer than that stays whole).
+    pub fn render_within(&self, indent: &str, width: usize) -> String {
+        let mut widths: Vec<usize> = (0..self.header.len())
             .map(|c| {
                 self.rows
                     .iter()
@@ -39,7 +46,11 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
-        let line = |cells: &[String]| {
+        let last = widths.len().saturating_sub(1);
+        let before: usize =
+            indent.chars().count() + widths[..last].iter().map(|w| w + 2).sum::<usize>();
+        widths[last] = widths[last].min(width.saturating_sub(before).max(24));
+        let one_line = |cells: &[String]| {
             let mut out = indent.to_string();
             for (c, width) in widths.iter().enumerate() {
                 let cell = cells.get(c).map_or("", String::as_str);
@@ -54,6 +65,25 @@ impl Table {
             }
             out.trim_end().to_string()
         };
+        let line = |cells: &[String]| {
+            let text = cells.get(last).map_or("", String::as_str);
+            if text.chars().count() <= widths[last] {
+                return one_line(cells);
+            }
+            let wrapped = wrap(text, widths[last]);
+            let mut lines = Vec::new();
+            for (index, text) in wrapped.iter().enumerate() {
+                let mut cells: Vec<String> = if index == 0 {
+                    cells.to_vec()
+                } else {
+                    vec![String::new(); last]
+                };
+                cells.resize(last + 1, String::new());
+                cells[last] = text.clone();
+                lines.push(one_line(&cells));
+            }
+            lines.join("\n")
+        };
         let mut out = line(&self.header);
         for row in &self.rows {
             out.push('\n');
@@ -61,6 +91,25 @@ impl Table {
         }
         out
     }
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word stays
+/// whole on a line of its own); one empty line for an empty text.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let current = lines.last_mut().expect("one line at least");
+        let length = current.chars().count();
+        if length == 0 {
+            current.push_str(word);
+        } else if length + 1 + word.chars().count() <= width {
+            current.push(' ');
+            current.push_str(word);
+        } else {
+            lines.push(word.to_string());
+        }
+    }
+    lines
 }
 
 /// A duration for people: microseconds to seconds, three significant digits or so.
@@ -72,5 +121,32 @@ pub fn duration(elapsed: std::time::Duration) -> String {
         format!("{:.2} ms", seconds * 1e3)
     } else {
         format!("{:.1} us", seconds * 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_breaks_at_spaces_within_the_width() {
+        assert_eq!(wrap("one two three", 7), ["one two", "three"]);
+        assert_eq!(wrap("", 7), [""]);
+        assert_eq!(wrap("unbreakable word", 4), ["unbreakable", "word"]);
+    }
+
+    #[test]
+    fn a_table_within_a_width_wraps_its_last_column() {
+        let mut table = Table::new(&["name", "what"]);
+        table.row(vec!["a".into(), "word ".repeat(20)]);
+        let text = table.render_within("  ", 40);
+        assert!(text.lines().count() > 2, "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 40, "{line:?} of\n{text}");
+        }
+        assert!(
+            text.contains("\n        word"),
+            "continuations align:\n{text}"
+        );
     }
 }

@@ -430,6 +430,10 @@ fn rank_prints_the_summary_rankings() {
     assert_eq!(
         overall[1][3..],
         [
+            // The cells first: a reader compares coverage before the ratios.
+            "3",
+            "of",
+            "3",
             "3.00×",
             "keepalive",
             "at",
@@ -440,14 +444,11 @@ fn rank_prints_the_summary_rankings() {
             "keepalive",
             "at",
             "1,000",
-            "3",
-            "of",
-            "3"
         ]
     );
     // The slowest call is the tail, not the ratio: hierarchical-wheel, fastest overall,
     // has the slowest advance.
-    assert_eq!(overall[0][7..10], ["advance", "9.80", "ms"], "{stdout}");
+    assert_eq!(overall[0][10..13], ["advance", "9.80", "ms"], "{stdout}");
     assert_eq!(overall.len(), 2);
     // The families in suite order (hold before keepalive), each ranked on its own.
     let hold = ranking(&stdout, "hold (hold-exponential, hold-uniform): 2 cells");
@@ -475,10 +476,10 @@ fn rank_prints_the_summary_rankings() {
     assert!(
         markdown.contains(
             "### keepalive: 1 cell\n\n\
-             | # | implementation | × best | worst | worst at | slowest call | slowest at | cells |\n\
-             | ---: | --- | ---: | ---: | --- | ---: | --- | ---: |\n\
-             | 1 | hierarchical-wheel | 1.00× | 1.00× | keepalive at 1,000 | advance 9.80 ms | keepalive at 1,000 | 1 of 1 |\n\
-             | 2 | binary-heap | 3.00× | 3.00× | keepalive at 1,000 | advance 16.0 us | keepalive at 1,000 | 1 of 1 |\n"
+             | # | implementation | × best | cells | worst | worst at | slowest call | slowest at |\n\
+             | ---: | --- | ---: | ---: | ---: | --- | ---: | --- |\n\
+             | 1 | hierarchical-wheel | 1.00× | 1 of 1 | 1.00× | keepalive at 1,000 | advance 9.80 ms | keepalive at 1,000 |\n\
+             | 2 | binary-heap | 3.00× | 1 of 1 | 3.00× | keepalive at 1,000 | advance 16.0 us | keepalive at 1,000 |\n"
         ),
         "{markdown}"
     );

@@ -11,6 +11,8 @@ mod axis;
 
 pub use axis::{Axis, Scale, Unit, count_label, nanoseconds_label};
 
+use crate::style::{LineStyle, Marker};
+
 use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
@@ -53,15 +55,19 @@ pub fn register_fonts() -> anyhow::Result<()> {
 }
 
 /// Where to write each point's label: right of the point (left of it near the plot's
-/// right edge), moved down a line at a time while it would overlap a label already placed,
-/// so that points that nearly coincide (a variant as fast and as late as its base) stay
-/// readable. Gives (text, position, whether the text starts at the position).
+/// right edge), moved a line down or up when it would overlap a label already placed, so
+/// that points that nearly coincide (a variant as fast and as late as its base) stay
+/// readable. A label that finds no free place inside the plot (`bounds`:
+/// left, top, right, bottom) is left out rather than drawn over another or over an axis:
+/// the legend names every point. Gives (text, position, whether the text starts at the
+/// position).
 fn place_labels<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     font: &TextStyle,
     mut anchors: Vec<(String, (i32, i32))>,
-    right_edge: i32,
+    bounds: (i32, i32, i32, i32),
 ) -> Vec<(String, (i32, i32), bool)> {
+    let (left_edge, top_edge, right_edge, bottom_edge) = bounds;
     const GAP: i32 = 7;
     // Top to bottom, so that a label moved down makes room below, never above.
     anchors.sort_by_key(|(_, (x, y))| (*y, *x));
@@ -74,18 +80,22 @@ fn place_labels<DB: DrawingBackend>(
         let (width, height) = (width as i32, height as i32 + 2);
         let right = x + GAP + width < right_edge;
         let left = if right { x + GAP } else { x - GAP - width };
-        let mut top = y - height / 2;
+        if left < left_edge {
+            continue;
+        }
         let overlaps = |top: i32, boxes: &[(i32, i32, i32, i32)]| {
             boxes
                 .iter()
                 .any(|&(l, t, r, b)| left < r && l < left + width && top < b && t < top + height)
         };
-        for _ in 0..12 {
-            if !overlaps(top, &placed) {
-                break;
-            }
-            top += height;
-        }
+        let inside = |top: i32| top >= top_edge && top + height <= bottom_edge;
+        let first = y - height / 2;
+        // The point's own line, then one line down, then one up: further, the label would
+        // name another point.
+        let free = [first, first + height, first - height]
+            .into_iter()
+            .find(|&top| inside(top) && !overlaps(top, &placed));
+        let Some(top) = free else { continue };
         placed.push((left, top, left + width, top + height));
         labels.push((
             name,
@@ -136,21 +146,100 @@ pub struct Series {
     /// Its legend entry.
     pub name: String,
     pub color: (u8, u8, u8),
-    /// Dashed, for peers (outside crates).
-    pub dashed: bool,
+    /// Its dash and marker: with the colour, what tells it apart.
+    pub style: LineStyle,
+    /// Hollow markers, for peers (outside crates).
+    pub hollow: bool,
     /// Points in data values, in x order.
     pub points: Vec<(f64, f64)>,
 }
 
 impl Series {
-    /// `implementation`'s line, in its colour (dashed for a peer), without points yet.
+    /// `implementation`'s line, in its colour and style (hollow markers for a peer),
+    /// without points yet.
     pub fn of(implementation: &crate::implementations::Implementation) -> Self {
         Series {
             name: implementation.name.clone(),
             color: implementation.color,
-            dashed: implementation.peer,
+            style: implementation.style,
+            hollow: implementation.peer,
             points: Vec::new(),
         }
+    }
+
+    /// A plain line (solid, circles) in `color`.
+    pub fn plain(name: &str, color: (u8, u8, u8), points: Vec<(f64, f64)>) -> Self {
+        Series {
+            name: name.to_string(),
+            color,
+            style: LineStyle::PLAIN,
+            hollow: false,
+            points,
+        }
+    }
+
+    /// `name|#rrggbb|dash`: what the page's `data-series` attribute says of it, for checks
+    /// on the rendered page.
+    pub fn look(&self) -> String {
+        let (r, g, b) = self.color;
+        format!(
+            "{}|#{r:02x}{g:02x}{b:02x}|{}",
+            self.name,
+            self.style.dash.name()
+        )
+    }
+}
+
+/// Draws `series`' line through `points` (backend coordinates of the chart) in `style`.
+fn draw_line<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    points: Vec<(f64, f64)>,
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match series.style.dash.pattern() {
+        Some((dash, gap)) => {
+            chart.draw_series(DashedLineSeries::new(points, dash, gap, style))?;
+        }
+        None => {
+            chart.draw_series(LineSeries::new(points, style))?;
+        }
+    }
+    Ok(())
+}
+
+/// `series`' markers at `points` (data coordinates of the chart).
+fn draw_markers<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    points: &[(f64, f64)],
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let at = points.iter().copied();
+    match series.style.marker {
+        Marker::Circle => chart.draw_series(at.map(|p| Circle::new(p, 3, style)))?,
+        Marker::Square => chart.draw_series(
+            at.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], style)),
+        )?,
+        Marker::Triangle => chart.draw_series(at.map(|p| TriangleMarker::new(p, 4, style)))?,
+        Marker::Cross => chart.draw_series(at.map(|p| Cross::new(p, 4, style)))?,
+    };
+    Ok(())
+}
+
+/// A legend row's marker at `at` (pixels of the legend strip).
+fn legend_marker<DB: DrawingBackend>(
+    legend: &DrawingArea<DB, Shift>,
+    marker: Marker,
+    at: (i32, i32),
+    style: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (x, y) = at;
+    match marker {
+        Marker::Circle => legend.draw(&Circle::new(at, 3, style)),
+        Marker::Square => legend.draw(&Rectangle::new([(x - 3, y - 3), (x + 3, y + 3)], style)),
+        Marker::Triangle => legend.draw(&TriangleMarker::new(at, 4, style)),
+        Marker::Cross => legend.draw(&Cross::new(at, 4, style)),
     }
 }
 
@@ -243,7 +332,12 @@ impl Chart {
         // Font sizes (plotters' SVG text is drawn at 1/1.24 of them) and line width.
         let (caption, labels, stroke) = if self.small { (15, 12, 1) } else { (18, 14, 2) };
 
-        let (x_lo, x_hi) = self.x.transformed_range();
+        let (mut x_lo, x_hi) = self.x.transformed_range();
+        if self.labelled {
+            // Points at the axis's lowest value (the exact implementations at 0 lateness)
+            // stand clear of the axis line instead of on it.
+            x_lo -= (x_hi - x_lo) * 0.03;
+        }
         let (y_lo, y_hi) = self.y.transformed_range();
         let (x_bold, x_light) = self.x.ticks();
         let (y_bold, y_light) = self.y.ticks();
@@ -295,15 +389,11 @@ impl Chart {
                 filled: false,
                 stroke_width: stroke,
             };
-            if series.dashed {
-                chart.draw_series(DashedLineSeries::new(points.clone(), 7, 5, style))?;
-            } else {
-                chart.draw_series(LineSeries::new(points.clone(), style))?;
-            }
+            draw_line(&mut chart, series, points.clone(), style)?;
             if self.markers {
                 // Peers get hollow markers, the project's implementations filled ones.
-                let marker = if series.dashed { style } else { style.filled() };
-                chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, marker)))?;
+                let marker = if series.hollow { style } else { style.filled() };
+                draw_markers(&mut chart, series, &points, marker)?;
             }
         }
 
@@ -317,9 +407,10 @@ impl Chart {
                     Some((series.name.clone(), chart.backend_coord(&at)))
                 })
                 .collect();
-            let (plot_width, _) = plot.dim_in_pixel();
+            let (x_pixels, y_pixels) = chart.plotting_area().get_pixel_range();
+            let bounds = (x_pixels.start, y_pixels.start, x_pixels.end, y_pixels.end);
             let font = ("sans-serif", labels).into_font().color(&BLACK);
-            for (name, (x, y), right) in place_labels(&plot, &font, anchors, plot_width as i32) {
+            for (name, (x, y), right) in place_labels(&plot, &font, anchors, bounds) {
                 let anchor = if right { HPos::Left } else { HPos::Right };
                 let style = font.clone().pos(Pos::new(anchor, VPos::Center));
                 plot.draw(&Text::new(name, (x, y), style))?;
@@ -341,16 +432,21 @@ impl Chart {
                 filled: false,
                 stroke_width: 2,
             };
-            if series.dashed {
-                legend.draw(&PathElement::new(vec![(4, y), (11, y)], style))?;
-                legend.draw(&PathElement::new(vec![(16, y), (23, y)], style))?;
-                legend.draw(&PathElement::new(vec![(28, y), (32, y)], style))?;
-            } else {
-                legend.draw(&PathElement::new(vec![(4, y), (32, y)], style))?;
+            // The swatch: the line's dashes from x = 4 to 32.
+            match series.style.dash.pattern() {
+                Some((dash, gap)) => {
+                    let mut x = 4;
+                    while x < 32 {
+                        let end = (x + dash as i32).min(32);
+                        legend.draw(&PathElement::new(vec![(x, y), (end, y)], style))?;
+                        x = end + gap as i32;
+                    }
+                }
+                None => legend.draw(&PathElement::new(vec![(4, y), (32, y)], style))?,
             }
             if self.markers {
-                let marker = if series.dashed { style } else { style.filled() };
-                legend.draw(&Circle::new((18, y), 3, marker))?;
+                let marker = if series.hollow { style } else { style.filled() };
+                legend_marker(&legend, series.style.marker, (18, y), marker)?;
             }
             legend.draw(&Text::new(Self::legend_name(series), (38, y), text.clone()))?;
         }

@@ -7,7 +7,6 @@
 //! from the rules and records; this module only draws them.
 
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
-use crate::implementations::PALETTE;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -218,10 +217,12 @@ fn charts(finding: &Finding) -> anyhow::Result<Vec<Markup>> {
                     .filter_map(|c| Some((c.timers as f64, c.value?)))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let (color, style) = crate::style::nth(index);
                 Series {
                     name: name.to_string(),
-                    color: PALETTE[index % PALETTE.len()],
-                    dashed: false,
+                    color,
+                    style,
+                    hollow: false,
                     points,
                 }
             })

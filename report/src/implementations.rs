@@ -3,14 +3,16 @@
 //! in every table and chart, described by its base (the registry name without
 //! parameters), which is what the catalog knows.
 //!
-//! Order and colour come from the base: the registry's implementations in registry order,
-//! each with its fixed colour of the first palette, so that a structure keeps its colour
-//! from one report to the next; then the peers and unknown names in the second palette.
-//! The variants of one base follow it, ordered by their parameter values (a sweep reads in
-//! order), each in a shade of the base's colour: a sweep reads as one family, and no
-//! variant is drawn in its base's colour.
+//! Order, colour and line style come from the base: the registry's implementations in
+//! registry order, each with the style of its place in the registry ([`crate::style`]),
+//! so that a structure keeps its look from one report to the next; then the peers and
+//! unknown names, continuing the sequence. The variants of one base follow it, ordered by
+//! their parameter values (a sweep reads in order), each in a shade of the base's colour
+//! with the base's dash: a sweep reads as one family, and no variant is drawn in its
+//! base's colour.
 
 use crate::catalog::{Catalog, ParamInfo};
+use crate::style::{self, LineStyle};
 use std::collections::{BTreeMap, BTreeSet};
 use timerbench_results::CellRecord;
 
@@ -27,6 +29,8 @@ pub struct Implementation {
     pub peer: bool,
     /// Its colour in every chart.
     pub color: (u8, u8, u8),
+    /// Its dash and marker in every chart (with the colour, unique in the report).
+    pub style: LineStyle,
     /// Every parameter with its value, defaults included (none for a structure without
     /// parameters, and in records older than schema 2).
     pub parameters: BTreeMap<String, u64>,
@@ -52,31 +56,6 @@ impl Implementation {
         Some(bound.trim_start_matches(':').trim())
     }
 }
-
-/// The project's implementations, by registry order (Tableau 10 and friends); also the
-/// lines of a finding's chart, in the order first seen.
-pub(crate) const PALETTE: &[(u8, u8, u8)] = &[
-    (0x1f, 0x77, 0xb4), // blue
-    (0xff, 0x7f, 0x0e), // orange
-    (0x2c, 0xa0, 0x2c), // green
-    (0xd6, 0x27, 0x28), // red
-    (0x94, 0x67, 0xbd), // purple
-    (0x8c, 0x56, 0x4b), // brown
-    (0xe3, 0x77, 0xc2), // pink
-    (0x17, 0xbe, 0xcf), // cyan
-    (0x39, 0x3b, 0x79), // dark blue
-];
-
-/// Peers and anything not in the registry, by name.
-const OTHER_PALETTE: &[(u8, u8, u8)] = &[
-    (0x7f, 0x7f, 0x7f), // grey
-    (0xbc, 0xbd, 0x22), // olive
-    (0x00, 0x00, 0x00), // black
-    (0xad, 0x49, 0x4a), // brick
-    (0x63, 0x79, 0x39), // moss
-    (0x8c, 0x6d, 0x31), // ochre
-    (0x7b, 0x41, 0x73), // plum
-];
 
 /// What the records say of one label.
 #[derive(Default)]
@@ -110,16 +89,13 @@ pub fn implementations<'r>(
         catalog.peer_index(base).is_some() || seen.values().any(|s| s.base == base && s.peer)
     };
 
-    // (base, its colour): the registry's first, then the others.
-    let mut ordered: Vec<(&str, (u8, u8, u8))> = catalog
+    // (base, its place in the style sequence): the registry's first, then the others.
+    let mut ordered: Vec<(&str, usize)> = catalog
         .implementations
         .iter()
         .enumerate()
         .filter(|(_, registered)| bases.contains(registered.name.as_str()))
-        .map(|(index, registered)| {
-            let color = PALETTE[index % PALETTE.len()];
-            (registered.name.as_str(), color)
-        })
+        .map(|(index, registered)| (registered.name.as_str(), index))
         .collect();
     let mut others: Vec<&str> = bases
         .iter()
@@ -131,11 +107,12 @@ pub fn implementations<'r>(
         (peer_base(base), peer_order.is_none(), peer_order, *base)
     });
     for (index, base) in others.into_iter().enumerate() {
-        ordered.push((base, OTHER_PALETTE[index % OTHER_PALETTE.len()]));
+        ordered.push((base, catalog.implementations.len() + index));
     }
 
     let mut implementations = Vec::new();
-    for (base, color) in ordered {
+    for (base, place) in ordered {
+        let (color, line_style) = style::nth(place);
         let described = catalog.described(base);
         let mut labels: Vec<(&String, &Seen)> =
             seen.iter().filter(|(_, s)| s.base == base).collect();
@@ -159,6 +136,7 @@ pub fn implementations<'r>(
                 summary: described.map(|d| d.summary.clone()),
                 peer: peer_base(base),
                 color,
+                style: line_style,
                 parameters: s.parameters.clone(),
                 parameter_info: described.map_or_else(Vec::new, |d| d.parameters.clone()),
                 precision: s.precision.clone(),
@@ -197,7 +175,7 @@ mod tests {
 
     #[test]
     fn variants_are_shades_apart_from_their_base_and_each_other() {
-        for &base in PALETTE.iter().chain(OTHER_PALETTE) {
+        for &base in style::PALETTE {
             let shades: Vec<(u8, u8, u8)> = (1..=6).map(|v| variant_shade(base, v)).collect();
             for (index, shade) in shades.iter().enumerate() {
                 assert_ne!(*shade, base, "variant {} of {base:?}", index + 1);

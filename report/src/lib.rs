@@ -14,7 +14,8 @@
 //!
 //! - `runs`: reading the folders (any error names the file and line) and one run's
 //!   figures; `figures`: what the report reads off one record; `implementations`: one
-//!   per variant label, ordered and coloured by its base; `model`: everything the page
+//!   per variant label, ordered and coloured by its base (`style`: the colours, dashes and
+//!   markers that tell 15 and more lines apart); `model`: everything the page
 //!   shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
 //!   between runs;
 //! - `charts`: the charts, one description drawn on either backend;
@@ -43,6 +44,7 @@ mod model;
 mod page;
 mod ranking;
 mod runs;
+mod style;
 #[cfg(test)]
 mod tests;
 
@@ -51,7 +53,9 @@ pub use charts::register_fonts;
 pub use figures::thousands;
 pub use findings::write_findings_page;
 pub use page::SECTIONS;
-pub use ranking::{FamilyRanking, RankEntry, Ranking, RunRankings, SlowestCall, rank_run};
+pub use ranking::{
+    FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_run,
+};
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};

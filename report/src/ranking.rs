@@ -1,18 +1,27 @@
 //! The rankings: which implementation is fastest over a set of workloads, and how one run
 //! compares with another.
 //!
-//! The *ratio to the best* of a cell is its ns/op over the smallest ns/op any
+//! The *ratio to the best* of a cell is its ns/op over the smallest ns/op any *exact*
 //! implementation reached at the same size in the same run: 1.00 is the best, 2.00 twice
-//! as slow. A ranking orders the implementations by the geometric mean of their ratios
-//! over the sizes they verified, so that no one size (or workload) dominates by its
-//! absolute times. A cell without figures is left out of the mean; an unsupported one
-//! (beyond the implementation's declared range) is counted apart, never as a failure.
+//! as slow. Exact structures are ranked among themselves; the approximate ones, which may
+//! fire late and so do less, are ranked apart against the same yardstick (below 1.00 is
+//! faster than the fastest exact), their lateness beside their speed, and never crowned
+//! over a mixed field. A ranking orders the implementations by the geometric mean of
+//! their ratios over the sizes they verified, so that no one size (or workload) dominates
+//! by its absolute times. A cell without figures is left out of the mean; an unsupported
+//! one (beyond the implementation's declared range) is counted apart, never as a failure.
+//!
+//! Coverage comes first: only an implementation that verified as many cells as any in its
+//! table (the *full* coverage) can be the best; one with fewer follows them, its cells
+//! beside it, since a mean over the small sizes alone is not comparable with one over all.
 //!
 //! [`rank_run`] gives one run's rankings as the summary shows them, for `timerbench rank`
 //! to print in the terminal from this same code.
 
 use crate::catalog::Catalog;
-use crate::figures::{geometric_mean, measured_under_load, ns_per_op, slowest_call, thousands};
+use crate::figures::{
+    geometric_mean, lateness, measured_under_load, ns_per_op, slowest_call, thousands,
+};
 use crate::model::{Model, Workload};
 use crate::runs::{Run, load_run};
 use std::path::Path;
@@ -72,8 +81,43 @@ pub fn rank_run(folder: &Path, catalog: &Catalog) -> anyhow::Result<RunRankings>
 pub struct Ranking {
     /// Cells (workload, timers) where at least one implementation verified.
     pub cells: usize,
-    /// Best first; those with no verified cell last.
+    /// The exact implementations: those with full coverage best first, then those with
+    /// fewer cells, then those with no verified cell.
     pub entries: Vec<RankEntry>,
+    /// The approximate ones, ranked apart in the same order against the same yardstick.
+    pub approximate: Vec<RankEntry>,
+}
+
+impl Ranking {
+    /// The best exact implementation: the first with full coverage.
+    pub fn best(&self) -> Option<&RankEntry> {
+        self.entries
+            .first()
+            .filter(|e| e.geomean.is_some() && !e.partial)
+    }
+}
+
+/// The most cells any entry of a table verified.
+fn full_coverage(entries: &[RankEntry]) -> usize {
+    entries.iter().map(|e| e.covered).max().unwrap_or(0)
+}
+
+/// Sorts a table: full coverage first, by geometric mean; then the others, by it too;
+/// those with no verified cell last.
+fn sort_table(entries: &mut [RankEntry]) {
+    let full = full_coverage(entries);
+    for entry in entries.iter_mut() {
+        entry.partial = entry.covered < full;
+    }
+    entries.sort_by(|a, b| {
+        let key = |e: &RankEntry| (e.geomean.is_none(), e.partial);
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| match (a.geomean, b.geomean) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => std::cmp::Ordering::Equal,
+            })
+    });
 }
 
 /// One implementation in a [`Ranking`].
@@ -90,6 +134,15 @@ pub struct RankEntry {
     /// The slowest single call over the cells it verified: the tail next to the speed,
     /// since a structure fast on average can still stall an event loop for milliseconds.
     pub slowest: Option<SlowestCall>,
+    /// The geometric mean of its ratios to the floor over the cells it verified where the
+    /// run has the floor (`timerbench run --floor`).
+    pub floor: Option<f64>,
+    /// An approximate one's lateness over the cells it verified: the most ticks late and
+    /// the largest fraction of a timer's delay.
+    pub lateness: Option<LatenessFigures>,
+    /// Whether it verified fewer cells than the most any one of its table (exact or
+    /// approximate) verified: listed with its coverage after the others, never the best.
+    pub partial: bool,
     /// The cells it verified (of [`Ranking::cells`]).
     pub covered: usize,
     /// Of them, those measured under load: in the mean like the others, but their figures
@@ -99,6 +152,15 @@ pub struct RankEntry {
     /// above its suite limit): left out like any cell it has no figure for, but said
     /// apart, since they are no failure.
     pub unsupported: usize,
+}
+
+/// How late an approximate implementation fired over the cells of a ranking.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatenessFigures {
+    /// The most ticks one firing came late.
+    pub most_ticks: u64,
+    /// The largest lateness as a fraction of its timer's delay.
+    pub largest_fraction: f64,
 }
 
 /// The slowest call of an implementation over the cells of a ranking.
@@ -123,9 +185,9 @@ impl Model {
             .iter()
             .filter(|w| include(w))
             .flat_map(|w| w.sizes.iter().map(move |&t| (w, t)))
-            .filter(|(w, t)| run.best(&w.name, *t).is_some())
+            .filter(|(w, t)| run.best_exact(&w.name, *t).is_some())
             .collect();
-        let mut entries: Vec<RankEntry> = self
+        let entries: Vec<RankEntry> = self
             .implementations
             .iter()
             // Only the implementations this part of the run tried; never the floor, a
@@ -143,15 +205,22 @@ impl Model {
                 let mut slowest: Option<SlowestCall> = None;
                 let mut under_load = 0;
                 let mut unsupported = 0;
+                let mut floors = Vec::new();
+                let mut late: Option<LatenessFigures> = None;
                 for &(workload, timers) in &sizes {
                     let record = run.cell(&workload.name, timers, &implementation.name);
                     unsupported += usize::from(record.is_some_and(|r| r.status.left_out()));
-                    let Some((record, ratio)) =
-                        record.and_then(|record| Some((record, run.ratio_to_best(record)?)))
-                    else {
+                    let Some((record, ratio)) = record.and_then(|record| {
+                        let best = run.best_exact(&workload.name, timers)?;
+                        Some((record, ns_per_op(record)? / best))
+                    }) else {
                         continue;
                     };
                     ratios.push(ratio);
+                    floors.extend(run.ratio_to_floor(record));
+                    if let Some(lateness) = lateness(record) {
+                        late = Some(merge_lateness(late, lateness));
+                    }
                     let at = || format!("{} at {}", workload.name, thousands(timers));
                     let loaded = measured_under_load(record);
                     under_load += usize::from(loaded);
@@ -173,6 +242,9 @@ impl Model {
                 RankEntry {
                     implementation: implementation.name.clone(),
                     geomean: geometric_mean(&ratios),
+                    floor: geometric_mean(&floors),
+                    lateness: late,
+                    partial: false,
                     worst,
                     worst_under_load,
                     slowest,
@@ -182,15 +254,17 @@ impl Model {
                 }
             })
             .collect();
-        entries.sort_by(|a, b| match (a.geomean, b.geomean) {
-            (Some(x), Some(y)) => x.total_cmp(&y),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        });
+        let (mut approximate, mut entries): (Vec<RankEntry>, Vec<RankEntry>) =
+            entries.into_iter().partition(|e| {
+                self.implementation(&e.implementation)
+                    .is_some_and(|i| i.is_approximate())
+            });
+        sort_table(&mut entries);
+        sort_table(&mut approximate);
         Ranking {
             cells: sizes.len(),
             entries,
+            approximate,
         }
     }
 
@@ -217,5 +291,24 @@ impl Model {
             }
         }
         geometric_mean(&ratios).map(|g| (g, ratios.len()))
+    }
+}
+
+/// The lateness so far with one more cell's.
+fn merge_lateness(
+    so_far: Option<LatenessFigures>,
+    cell: &timerbench_results::Lateness,
+) -> LatenessFigures {
+    let most_ticks = cell.percentiles.get("max").copied().unwrap_or(0);
+    let figures = LatenessFigures {
+        most_ticks,
+        largest_fraction: cell.largest_fraction_of_delay,
+    };
+    match so_far {
+        None => figures,
+        Some(s) => LatenessFigures {
+            most_ticks: s.most_ticks.max(figures.most_ticks),
+            largest_fraction: s.largest_fraction.max(figures.largest_fraction),
+        },
     }
 }

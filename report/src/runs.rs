@@ -47,6 +47,20 @@ impl Run {
             .min_by(f64::total_cmp)
     }
 
+    /// The yardstick of the rankings at a size: the smallest ns/op among the verified
+    /// exact cells, so that exact structures are ranked among themselves and an
+    /// approximate one's ratio says what its slack buys against them; the smallest of any
+    /// cell where no exact one verified.
+    pub fn best_exact(&self, workload: &str, timers: u64) -> Option<f64> {
+        self.records
+            .values()
+            .filter(|r| r.key.workload == workload && r.key.timers == timers)
+            .filter(|r| !is_floor(&r.key.implementation) && !r.is_approximate())
+            .filter_map(ns_per_op)
+            .min_by(f64::total_cmp)
+            .or_else(|| self.best(workload, timers))
+    }
+
     /// The floor's ns/op at a size, when the run has it (`timerbench run --floor`).
     pub fn floor(&self, workload: &str, timers: u64) -> Option<f64> {
         ns_per_op(self.cell(workload, timers, FLOOR)?)

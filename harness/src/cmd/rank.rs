@@ -5,6 +5,8 @@
 //! ([`timerbench_report::rank_run`]), so the terminal and the page can never disagree: an
 //! implementation's `× best` is the geometric mean of its ratios to the fastest over the
 //! cells (a workload at a size) it verified, and `cells` says how many of them that was.
+//! Exact structures are ranked among themselves, the approximate ones apart with their
+//! lateness, and only one that verified every cell of a ranking can lead it.
 
 use crate::cmd::compare::{Format, markdown_table};
 use crate::table::{Table, duration};
@@ -52,13 +54,21 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
     let _ = writeln!(
         out,
         "Ranking of {} ({} workload{}). × best: the geometric mean of an implementation's\n\
-         ratios to the fastest over the cells (a workload at a size) it verified; 1.00× is\n\
-         the fastest everywhere.",
+         ratios to the fastest exact one over the cells (a workload at a size) it verified;\n\
+         1.00× is the fastest everywhere. Exact structures are ranked among themselves; one\n\
+         with fewer cells than the most is listed after them, unranked (`–`). Approximate\n\
+         ones, which may fire late, are ranked apart, their lateness beside their speed.",
         folder.display(),
         rankings.workloads,
         if rankings.workloads == 1 { "" } else { "s" }
     );
-    if rankings.overall.entries.iter().all(|e| e.geomean.is_none()) {
+    let overall = &rankings.overall;
+    if overall
+        .entries
+        .iter()
+        .chain(&overall.approximate)
+        .all(|e| e.geomean.is_none())
+    {
         let _ = writeln!(out, "\nNo cell verified: there is no speed to rank.");
         return out;
     }
@@ -75,34 +85,72 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
     out
 }
 
-/// One ranking: its title with the cells it covers, then its table.
+/// One ranking: its title with the cells it covers, then its table of exact structures,
+/// then the approximate ones apart.
 fn section(out: &mut String, title: &str, ranking: &Ranking, markdown: bool) {
     let cells = format!(
         "{} cell{}",
         ranking.cells,
         if ranking.cells == 1 { "" } else { "s" }
     );
-    let columns = [
-        ">#",
-        "implementation",
-        ">× best",
-        ">worst",
-        "worst at",
-        ">slowest call",
-        "slowest at",
-        ">cells",
-    ];
-    let rows: Vec<Vec<String>> = ranking
+    let floor = ranking
         .entries
         .iter()
+        .chain(&ranking.approximate)
+        .any(|e| e.floor.is_some());
+    let heading = format!("{title}: {cells}");
+    table(
+        out,
+        &heading,
+        &ranking.entries,
+        ranking.cells,
+        floor,
+        false,
+        markdown,
+    );
+    if !ranking.approximate.is_empty() {
+        let heading = format!("{title}: approximate structures, ranked apart");
+        table(
+            out,
+            &heading,
+            &ranking.approximate,
+            ranking.cells,
+            floor,
+            true,
+            markdown,
+        );
+    }
+}
+
+/// One table of a ranking under its heading.
+fn table(
+    out: &mut String,
+    heading: &str,
+    entries: &[RankEntry],
+    cells: usize,
+    floor: bool,
+    approximate: bool,
+    markdown: bool,
+) {
+    let mut columns = vec![">#", "implementation", ">× best"];
+    if floor {
+        columns.push(">× floor");
+    }
+    columns.push(">cells");
+    if approximate {
+        columns.push(">late (of delay)");
+    }
+    columns.extend([">worst", "worst at", ">slowest call", "slowest at"]);
+    let rows: Vec<Vec<String>> = entries
+        .iter()
         .enumerate()
-        .map(|(index, entry)| row(index, entry, ranking.cells))
+        .map(|(index, entry)| row(index, entry, cells, floor, approximate))
         .collect();
     if markdown {
-        let _ = writeln!(out, "\n### {title}: {cells}\n");
+        let _ = writeln!(out, "\n### {heading}\n");
         out.push_str(&markdown_table(&columns, &rows));
     } else {
-        let _ = writeln!(out, "\n{title}: {cells}");
+        let _ = writeln!(out, "\n{heading}");
         let mut table = Table::new(&columns);
         for row in rows {
             table.row(row);
@@ -112,11 +160,20 @@ fn section(out: &mut String, title: &str, ranking: &Ranking, markdown: bool) {
     }
 }
 
-fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
-    let (rank, geomean) = match entry.geomean {
-        Some(g) => ((index + 1).to_string(), format!("{g:.2}×")),
-        None => ("–".to_string(), "no verified cell".to_string()),
+fn row(
+    index: usize,
+    entry: &RankEntry,
+    cells: usize,
+    floor: bool,
+    approximate: bool,
+) -> Vec<String> {
+    let rank = match entry.geomean {
+        Some(_) if !entry.partial => (index + 1).to_string(),
+        _ => "–".to_string(),
     };
+    let geomean = entry
+        .geomean
+        .map_or("no verified cell".to_string(), |g| format!("{g:.2}×"));
     let (worst, at) = match &entry.worst {
         Some((worst, at)) => (format!("{worst:.2}×"), at.clone()),
         None => (String::new(), String::new()),
@@ -130,16 +187,70 @@ fn row(index: usize, entry: &RankEntry, cells: usize) -> Vec<String> {
     };
     let mut covered = format!("{} of {cells}", entry.covered);
     if entry.unsupported > 0 {
-        let _ = write!(covered, " ({} unsupported)", entry.unsupported);
+        let _ = write!(covered, " ({} not run)", entry.unsupported);
     }
-    vec![
-        rank,
-        entry.implementation.clone(),
-        geomean,
-        worst,
-        at,
-        slowest,
-        slowest_at,
-        covered,
-    ]
+    let mut row = vec![rank, entry.implementation.clone(), geomean];
+    if floor {
+        row.push(entry.floor.map_or(String::new(), |f| format!("{f:.2}×")));
+    }
+    row.push(covered);
+    if approximate {
+        row.push(entry.lateness.map_or(String::new(), |late| {
+            let percent = format!("{:.1}", late.largest_fraction * 100.0);
+            format!(
+                "{} tick{} ({}%)",
+                late.most_ticks,
+                if late.most_ticks == 1 { "" } else { "s" },
+                percent.strip_suffix(".0").unwrap_or(&percent)
+            )
+        }));
+    }
+    row.extend([worst, at, slowest, slowest_at]);
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_report::LatenessFigures;
+
+    fn entry(name: &str, covered: usize, partial: bool) -> RankEntry {
+        RankEntry {
+            implementation: name.to_string(),
+            geomean: Some(0.5),
+            floor: Some(3.0),
+            lateness: Some(LatenessFigures {
+                most_ticks: 999,
+                largest_fraction: 999.0,
+            }),
+            partial,
+            worst: None,
+            worst_under_load: false,
+            slowest: None,
+            covered,
+            under_load: 0,
+            unsupported: 2,
+        }
+    }
+
+    #[test]
+    fn a_row_says_coverage_floor_and_lateness_and_ranks_no_partial_entry() {
+        let row = row(0, &entry("ring-buckets", 3, false), 3, true, true);
+        assert_eq!(
+            row[..6],
+            [
+                "1",
+                "ring-buckets",
+                "0.50×",
+                "3.00×",
+                "3 of 3 (2 not run)",
+                "999 ticks (99900%)"
+            ]
+        );
+        let partial = super::row(1, &entry("polling-scan", 1, true), 3, false, false);
+        assert_eq!(
+            partial[..4],
+            ["–", "polling-scan", "0.50×", "1 of 3 (2 not run)"]
+        );
+    }
 }

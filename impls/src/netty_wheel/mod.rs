@@ -436,7 +436,7 @@ impl<V> TimerQueue<V> for NettyWheel<V> {
         Parameter {
             name: "slots",
             default: DEFAULT_SLOTS,
-            about: "buckets of the wheel (ticksPerWheel); each worker tick walks one whole",
+            about: "buckets of the wheel (ticksPerWheel); each worker tick walks one whole bucket",
             accepts: "a power of two from 1 to 2^24",
             valid: |slots| power_of_two_in(slots, 1, MAX_SLOTS),
         },

@@ -59,8 +59,12 @@ pub(super) fn figure_or(
         });
     }
     let svg = chart.svg()?;
+    // Each line's name, colour and dash, for checks on the rendered page (no two alike).
+    let looks: Vec<String> = chart.series.iter().map(|s| s.look()).collect();
     let markup = html! {
-        figure.chart id=(format!("chart-{}", chart.id)) aria-label=(chart.title) {
+        figure.chart id=(format!("chart-{}", chart.id)) aria-label=(chart.title)
+            data-series=(looks.join(";"))
+        {
             // Unescaped: plotters escapes everything it writes (see the module's comment).
             (PreEscaped(svg))
             @if !caption.is_empty() { figcaption { (caption) } }
@@ -241,7 +245,8 @@ impl Charts<'_, '_> {
             p.note {
                 "The median time per operation line (log-log) and the peak live heap bytes of \
                  the queue over the peak number of pending timers, against the number of \
-                 timers. One line per implementation; peers dashed with hollow markers."
+                 timers. One line per implementation (its colour and dash as in the legend); peers \
+                 with hollow markers."
             }
             div class=(grid(self.runs().len())) { @for f in figures { (f) } }
         })

@@ -161,10 +161,5 @@ fn delay_chart(workload: &Workload, file: &FileWorkload, ticks: &str) -> Chart {
 }
 
 fn shape_series(name: &str, points: Vec<(f64, f64)>) -> Series {
-    Series {
-        name: name.to_string(),
-        color: SHAPE_COLOR,
-        dashed: false,
-        points,
-    }
+    Series::plain(name, SHAPE_COLOR, points)
 }

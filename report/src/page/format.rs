@@ -111,14 +111,22 @@ pub fn peer_badge() -> Markup {
     html! { span.badge.peer title="an outside crate behind an adapter" { "peer" } }
 }
 
-/// An implementation's name with its colour swatch (dashed for peers) and peer badge.
+/// An implementation's name with its swatch (its colour and dash, as in the charts) and
+/// peer badge.
 pub fn implementation(model: &Model, name: &str) -> Markup {
-    let (color, peer) = model
+    let (color, style, peer) = model
         .implementation(name)
-        .map_or(((0, 0, 0), false), |i| (i.color, i.peer));
+        .map_or(((0, 0, 0), crate::style::LineStyle::PLAIN, false), |i| {
+            (i.color, i.style, i.peer)
+        });
+    let swatch = format!(
+        "border-top-color:{};border-top-style:{}",
+        hex(color),
+        style.dash.css()
+    );
     html! {
         span.impl {
-            span.swatch.peer[peer] style=(format!("border-top-color:{}", hex(color))) {}
+            span.swatch style=(swatch) {}
             (name)
             @if peer { (peer_badge()) }
             @if timerbench_results::is_floor(name) { (floor_badge()) }

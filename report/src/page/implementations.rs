@@ -12,8 +12,11 @@ pub(super) fn section(context: &Context) -> Markup {
     let model = context.model;
     let body = html! {
         p {
-            "Each implementation keeps its colour in every chart. Peers (outside crates behind \
-             an adapter) are drawn with dashed lines and hollow markers and marked "
+            "Each implementation keeps its colour and line style in every chart and in the \
+             tables' swatches: seven colour-blind-safe colours (Okabe and Ito's), then the \
+             same again dashed, dotted and long-dashed with other markers, so that no two \
+             share both. Peers (outside crates behind an adapter) are drawn with hollow \
+             markers and marked "
             span.badge.peer { "peer" } " in the tables. A name with parameters ("
             code { "hashed-wheel:slots=65536" } ") is a " em { "variant" } " of the registry's \
              implementation: a line of its own in every table and chart, drawn in a shade of \

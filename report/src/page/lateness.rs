@@ -64,7 +64,10 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
             em { "firings" } " measured (early ones apart), how many were " em { "late" } ", the \
              lateness at p50, p99 and its largest, in ticks; " em { "of delay" } " the largest \
              lateness as a fraction of its timer's delay (deadline minus the clock at its \
-             start), and " em { "beyond 1 tick" } " the same without the one tick a wheel \
+             start: a bucketed structure fires a whole bucket at once, so a timer of 1 tick \
+             started as a 1000-tick bucket opens may wait 999 ticks, 99900% of its delay; \
+             that is what a one-second bucket means for a one-millisecond timer, within its \
+             declared bound, not a fault), and " em { "beyond 1 tick" } " the same without the one tick a wheel \
              that rounds every expiry up (as Linux does) adds to every timer; " em { "early" } " the firings before the model's, which the \
              implementation allows only for a deadline beyond its range (clamped), with the \
              most ticks one came early; " em { "stopped late" } " the stops that found pending \
@@ -76,9 +79,10 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
              First, each approximate implementation's lateness against its percentile (the \
              percentile axis logarithmic in 1 / (1 − p), as in the latency charts; lateness \
              linear in ticks, from 0). Then what the slack buys: every implementation's median \
-             time per operation (log scale) against its p99 lateness, one labelled point each, \
-             on a linear axis, since a log axis cannot show the exact implementations, which \
-             sit at 0."
+             time per operation (log scale) against its p99 lateness, one point each, on a \
+             linear axis, since a log axis cannot show the exact implementations, which sit \
+             at 0; a point is named beside it where there is room, and every one in the \
+             legend by its colour and marker."
             @if model.several() { " One of each per run, on shared axes." }
         }
         @for part in parts { (part) }
@@ -282,7 +286,7 @@ fn figures(context: &Context, run: &Run, record: &CellRecord) -> Markup {
 }
 
 /// A fraction of a delay as a percentage: `12.5%`, `100%`, `0.25%`.
-fn fraction(of_delay: f64) -> String {
+pub(super) fn fraction(of_delay: f64) -> String {
     let percent = of_delay * 100.0;
     let text = if percent == 0.0 {
         "0".to_string()

@@ -35,20 +35,24 @@ pub(super) fn section(context: &Context) -> Markup {
         (load::summary(model))
         p {
             "A cell's " em { "ratio to the best" } " is its median time per operation over the \
-             smallest any implementation reached on the same workload at the same size (1.00× \
-             is the best, 2.00× twice as slow). An implementation's rank in an "
+             smallest any exact implementation reached on the same workload at the same size \
+             (1.00× is the best, 2.00× twice as slow). An implementation's rank in an "
             em { "operation family" } " (a workload family: its workloads exercise the same \
              mix of operations) is the geometric mean of its ratios over the cells of the \
              family's workloads (each workload at each size) it verified; " em { "cells" }
             " counts them, out of the cells any implementation verified (a cell beyond an \
              implementation's declared range is unsupported: not run, said apart, and no \
-             failure). " em { "Slowest call" } " is the longest single operation it took \
+             failure). Only an implementation that verified every cell of the table can be its \
+             best: one with fewer follows the others, unranked, its cells beside it, since \
+             a mean over the small sizes alone is not comparable with one over all. " em { "Slowest call" } " is the longest single operation it took \
              over those cells (the largest " code { "max" } " latency of any operation kind, \
              from the pass that times each operation), with its kind: for an event loop a \
              stall of milliseconds matters more than the median."
             @if model.any_approximate() {
                 " An approximate implementation (one that may fire late within a declared \
-                 bound) is ranked by speed like the others; what its slack buys is weighed in "
+                 bound) does less than an exact one, so it is ranked apart, against the same \
+                 yardstick (the fastest exact one; below 1.00× is faster), with how late it \
+                 fired beside its speed; what its slack buys is weighed in "
                 a href="#lateness" { "Lateness" } "."
             }
         }
@@ -64,7 +68,11 @@ pub(super) fn section(context: &Context) -> Markup {
             (uneven_example(&rankings))
         }
         h4 { "All workloads" }
-        div.scroll { (ranking_table(context, &overall, |_| true, true)) }
+        div.scroll { (ranking_table(context, &overall, Table::Exact, |_| true, true)) }
+        @if !overall.approximate.is_empty() {
+            h4 { "All workloads: approximate structures, ranked apart" }
+            div.scroll { (ranking_table(context, &overall, Table::Approximate, |_| true, true)) }
+        }
         div.cards.wide[model.several()] {
             @for (family, ranking) in &rankings {
                 (family_card(context, family, ranking))
@@ -74,7 +82,9 @@ pub(super) fn section(context: &Context) -> Markup {
     super::section("summary", body)
 }
 
-/// The fastest overall and per family, and how many cells did not verify.
+/// The fastest exact structure overall and per family (among those that verified every
+/// cell), what the approximate ones buy at what lateness, and how many cells did not
+/// verify.
 fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]) -> Markup {
     let model = context.model;
     let without_figures = model.without_figures();
@@ -86,30 +96,36 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
     let winners: Vec<Markup> = rankings
         .iter()
         .filter_map(|(family, ranking)| {
-            let first = ranking.entries.first()?;
+            let first = ranking.best()?;
             let geomean = first.geomean?;
             Some(html! {
                 (family) ": " strong { (first.implementation) } " (" (ratio(geomean)) ")"
                 @if let Some(RankEntry { implementation, geomean: Some(g), .. }) =
-                    ranking.entries.get(1)
+                    ranking.entries.get(1).filter(|e| !e.partial)
                 {
                     ", then " (implementation) " (" (ratio(*g)) ")"
                 }
             })
         })
         .collect();
+    let approximate: Vec<&RankEntry> = overall
+        .approximate
+        .iter()
+        .filter(|e| e.geomean.is_some())
+        .collect();
     html! {
-        p.headline {
-            @match overall.entries.first() {
+        p.headline data-fastest=[overall.best().map(|e| e.implementation.as_str())] {
+            @match overall.best() {
                 Some(RankEntry { implementation, geomean: Some(g), covered, .. }) => {
                     "Over " (overall.cells) " cells (a workload at a size) of "
                     (model.workloads.len()) " workloads"
                     @if model.several() { " in run " (model.runs[0].label) }
-                    ", " strong { (implementation) } " is the fastest overall: the geometric \
-                     mean of its time per operation over the fastest's in each cell is "
-                    (ratio(*g)) ", over the " (covered) " cells it verified."
+                    ", " strong { (implementation) } " is the fastest exact structure: the \
+                     geometric mean of its time per operation over the fastest exact one's in \
+                     each cell is " (ratio(*g)) ", over the " (covered) " cells it verified."
                     @if !winners.is_empty() {
-                        " Best per family: "
+                        " Best exact per family (among those that verified all of the family's \
+                         cells): "
                         @for (index, winner) in winners.iter().enumerate() {
                             @if index > 0 { "; " }
                             (winner)
@@ -117,7 +133,16 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
                         "."
                     }
                 }
-                _ => "No cell verified: there is no speed to compare.",
+                _ => "No exact cell verified: there is no speed to compare.",
+            }
+            @if !approximate.is_empty() {
+                " Approximate structures, which may fire late and so do less, are ranked apart: "
+                @for (index, entry) in approximate.iter().enumerate() {
+                    @if index > 0 { "; " }
+                    (approximate_words(entry))
+                }
+                " ("
+                a href="#lateness" { "Lateness" } " says why)."
             }
             @if not_verified > 0 {
                 " " (not_verified) " cell" @if not_verified != 1 { "s" } " did not verify; "
@@ -130,6 +155,20 @@ fn headline(context: &Context, overall: &Ranking, rankings: &[(String, Ranking)]
                 a href="#not-verified" { "listed apart" } "."
             }
         }
+    }
+}
+
+/// What an approximate structure buys at what lateness: `ring-buckets takes 0.55× the
+/// fastest exact's time, up to 999 ticks (99900% of a delay) late, over 20 cells`.
+fn approximate_words(entry: &RankEntry) -> Markup {
+    html! {
+        strong { (entry.implementation) } " takes " (ratio(entry.geomean.unwrap_or(1.0)))
+        " the fastest exact one's time"
+        @if let Some(late) = entry.lateness {
+            ", firing up to " (late.most_ticks) " tick" @if late.most_ticks != 1 { "s" }
+            " (" (super::lateness::fraction(late.largest_fraction)) " of a delay) late"
+        }
+        ", over " (entry.covered) " cells"
     }
 }
 
@@ -173,38 +212,66 @@ fn family_card(context: &Context, family: &str, ranking: &Ranking) -> Markup {
         div.card {
             h4 { (family) }
             div.note { (models) " (" (names.join(", ")) ")" }
-            (ranking_table(context, ranking, |w| w.family == family, false))
+            (ranking_table(context, ranking, Table::Exact, |w| w.family == family, false))
+            @if !ranking.approximate.is_empty() {
+                div.note { "Approximate, ranked apart:" }
+                (ranking_table(context, ranking, Table::Approximate, |w| w.family == family, false))
+            }
         }
     }
 }
 
-/// A ranking as a table; with several runs, the other runs beside: in the `wide` table
-/// (all workloads) each run's own geometric mean and the ratio between the runs, in a
-/// family card the ratio only.
+/// Which table of a ranking: the exact implementations or the approximate ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Exact,
+    Approximate,
+}
+
+/// A ranking's table (exact or approximate) as a table, the cells its entries verified
+/// right after their speed so that no reader misses the coverage; with several runs, the
+/// other runs beside: in the `wide` table (all workloads) each run's own geometric mean and
+/// the ratio between the runs, in a family card the ratio only.
 fn ranking_table(
     context: &Context,
     ranking: &Ranking,
+    table: Table,
     include: impl Fn(&Workload) -> bool,
     wide: bool,
 ) -> Markup {
     let model = context.model;
     let base = &model.runs[0];
     let others = &model.runs[1..];
+    let approximate = table == Table::Approximate;
+    let entries = if approximate {
+        &ranking.approximate
+    } else {
+        &ranking.entries
+    };
+    let floor = wide && base.has_floor();
     html! {
-        table {
+        table.ranking data-table=(if approximate { "approximate" } else { "exact" }) {
             tr {
                 th.num { "#" }
                 th { "Implementation" }
-                th.num title="geometric mean of the ratios to the best" {
+                th.num title="geometric mean of the ratios to the fastest exact implementation" {
                     @if !others.is_empty() { (base.label) " " }
                     "× best"
+                }
+                @if floor {
+                    th.num title="geometric mean of the ratios to the floor (the cost of \
+                                  reading the workload, no timer structure)" { "× floor" }
+                }
+                th.num { "cells" }
+                @if approximate {
+                    th.num title="the most ticks one firing came late, and the largest \
+                                  lateness as a fraction of its timer's delay" { "late (of delay)" }
                 }
                 th.num { "worst" }
                 @if wide { th { "worst at" } }
                 th.num.sep title="the longest single call over its verified cells, with its \
                                   operation kind" { "slowest call" }
                 @if wide { th { "slowest at" } }
-                th.num { "cells" }
                 @for run in others {
                     @if wide { th.num.sep { (run.label) " × best" } }
                     th.num.sep[!wide]
@@ -214,16 +281,31 @@ fn ranking_table(
                     }
                 }
             }
-            @for (index, entry) in ranking.entries.iter().enumerate() {
-                tr {
+            @for (index, entry) in entries.iter().enumerate() {
+                tr data-implementation=(entry.implementation) data-cells=(entry.covered)
+                    data-partial=(entry.partial)
+                {
                     td.num {
-                        @if entry.geomean.is_some() { (index + 1) } @else { "–" }
+                        @if entry.geomean.is_some() && !entry.partial { (index + 1) }
+                        @else { "–" }
                     }
                     td { (format::implementation(model, &entry.implementation)) }
-                    td.num.best[index == 0 && entry.geomean.is_some()] {
+                    td.num.best[index == 0 && !approximate && entry.geomean.is_some()] {
                         @match entry.geomean {
                             Some(g) => (ratio(g)),
                             None => "no verified cell",
+                        }
+                    }
+                    @if floor {
+                        td.num { @if let Some(f) = entry.floor { (ratio(f)) } }
+                    }
+                    (cells_cell(entry, ranking.cells, wide))
+                    @if approximate {
+                        td.num {
+                            @if let Some(late) = entry.lateness {
+                                (late.most_ticks) " tick" @if late.most_ticks != 1 { "s" } " ("
+                                (super::lateness::fraction(late.largest_fraction)) ")"
+                            }
                         }
                     }
                     td.num {
@@ -240,27 +322,13 @@ fn ranking_table(
                         }
                     }
                     (slowest_cell(entry.slowest.as_ref(), wide))
-                    td.num {
-                        (entry.covered) " of " (ranking.cells)
-                        @if entry.unsupported > 0 {
-                            " " span.note title="beyond its declared range, or above its suite limit: not run" {
-                                "(" (entry.unsupported) " not run)"
-                            }
-                        }
-                        // In the wide table only: a family card has no room for it, and the
-                        // workload tables mark each cell.
-                        @if wide && entry.under_load > 0 {
-                            " " span.badge.load title=(UNDER_LOAD) {
-                                (entry.under_load) " load"
-                            }
-                        }
-                    }
                     @for run in others {
                         @if wide {
                             @let own = model.ranking(run, &include);
                             @let geomean = own
                                 .entries
                                 .iter()
+                                .chain(&own.approximate)
                                 .find(|e| e.implementation == entry.implementation)
                                 .and_then(|e| e.geomean.map(|g| (g, e.covered)));
                             td.num.sep {
@@ -278,6 +346,31 @@ fn ranking_table(
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The cells an entry verified, `3 of 3`: marked when fewer than its table's most (not
+/// ranked), with those not run on purpose and (in the wide table) those under load.
+fn cells_cell(entry: &RankEntry, cells: usize, wide: bool) -> Markup {
+    html! {
+        td.num.partial[entry.partial] title=[entry.partial.then_some(
+            "fewer cells than the most any implementation of this table verified: \
+             listed with its coverage, not ranked")]
+        {
+            (entry.covered) " of " (cells)
+            @if entry.unsupported > 0 {
+                " " span.note title="beyond its declared range, or above its suite limit: not run" {
+                    "(" (entry.unsupported) " not run)"
+                }
+            }
+            // In the wide table only: a family card has no room for it, and the
+            // workload tables mark each cell.
+            @if wide && entry.under_load > 0 {
+                " " span.badge.load title=(UNDER_LOAD) {
+                    (entry.under_load) " load"
                 }
             }
         }

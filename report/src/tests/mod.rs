@@ -14,6 +14,7 @@ mod floor;
 mod lateness;
 mod page;
 mod processes;
+mod reader;
 mod tail;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};

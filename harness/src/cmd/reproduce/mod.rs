@@ -287,7 +287,7 @@ fn measure(
         );
     }
     if copied.len() < definitions.len() {
-        println!("  {}", words.join(" "));
+        println!("  {}", pasteable(&words));
     } else {
         println!("  nothing new to measure: no cell run");
     }
@@ -397,6 +397,28 @@ fn run_words(
     words
 }
 
+/// The run's words as one would paste them into a shell: `timerbench run ...` (the
+/// parsed words lack the subcommand, which `RunCommand` does not take), each word quoted
+/// when the shell would split or expand it.
+fn pasteable(words: &[String]) -> String {
+    let quote = |word: &String| {
+        let plain = word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c));
+        if plain && !word.is_empty() {
+            word.clone()
+        } else {
+            format!("'{}'", word.replace('\'', "'\\''"))
+        }
+    };
+    let mut out = String::from("timerbench run");
+    for word in words.iter().skip(1) {
+        out.push(' ');
+        out.push_str(&quote(word));
+    }
+    out
+}
+
 /// `results/reproduce-<date>-<host>-<git rev>`, `-2`, `-3`... when it exists.
 fn default_folder() -> PathBuf {
     crate::cmd::run::free_folder("reproduce-")
@@ -416,5 +438,17 @@ mod tests {
         );
         assert!(error.contains(&all[0].id), "{error}");
         assert_eq!(select(&all, &[]).unwrap().len(), all.len());
+    }
+
+    #[test]
+    fn a_printed_run_is_the_run_subcommand_as_one_would_paste_it() {
+        let words: Vec<String> = ["timerbench", "--suite", "full", "--out", "a b/it's"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(
+            pasteable(&words),
+            "timerbench run --suite full --out 'a b/it'\\''s'"
+        );
     }
 }

@@ -290,7 +290,11 @@ fn describe_exit(status: std::process::ExitStatus, stderr: &[u8]) -> String {
 pub(super) fn excerpt(text: &str) -> String {
     let text = text.trim();
     match text.char_indices().nth(300) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
+        // Cut at the last word's end before the limit, so that no word is cut in two.
+        Some((cut, _)) => {
+            let cut = text[..cut].rfind(char::is_whitespace).unwrap_or(cut);
+            format!("{}...", text[..cut].trim_end())
+        }
         None => text.to_string(),
     }
 }
