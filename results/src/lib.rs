@@ -17,7 +17,8 @@
 //! - [`folder`]: reading and writing the folder's files, and finding the newest run;
 //! - [`summary`]: one flat row per cell in `summary.csv`;
 //! - [`workloads`]: the workload files of a run, their metadata and shape;
-//! - [`findings`]: what `timerbench reproduce` concluded (`findings.json`).
+//! - [`findings`]: what `timerbench reproduce` concluded (`findings.json`);
+//! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own).
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
@@ -25,6 +26,7 @@
 
 pub mod findings;
 pub mod folder;
+pub mod live;
 pub mod schema;
 pub mod summary;
 pub mod version;
