@@ -11,6 +11,7 @@ pub mod environment;
 pub mod generate;
 pub mod import;
 pub mod list;
+pub mod live;
 pub mod rank;
 pub mod replay;
 pub mod report;
@@ -46,6 +47,7 @@ enum Command {
     Rank(rank::Args),
     Import(import::Args),
     Reproduce(reproduce::Args),
+    Live(live::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -62,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Rank(args) => rank::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Live(args) => live::run(&args),
     };
     match result {
         Ok(code) => code,

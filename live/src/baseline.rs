@@ -28,7 +28,7 @@ pub fn run(
             let woken = waiter.wait(&epoll, None).map_err(failed)?;
             let since = woken.returned_ns.saturating_sub(origin);
             let boundary = origin + since / period_ns * period_ns;
-            lateness.saturating_record(woken.returned_ns - boundary);
+            measure::note(&mut lateness, woken.returned_ns - boundary);
         }
         return Ok(lateness);
     }
@@ -43,7 +43,7 @@ pub fn run(
                 break woken.returned_ns;
             }
         };
-        lateness.saturating_record(returned - end);
+        measure::note(&mut lateness, returned - end);
     }
     Ok(lateness)
 }

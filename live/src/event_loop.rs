@@ -138,11 +138,16 @@ pub fn run<Q: TimerQueue<u64>>(
     let mut missed_ticks = 0;
     let mut end_tick = 0;
     let (mut planned, mut returned, mut io_ready) = (None, sys::now_ns(), false);
+    // Whether the last pass followed a counted wakeup.
+    let mut counted = false;
     loop {
         let fired_before = live.log.firings.len();
         live.fire_due(planned, returned);
         if io_ready && phase == Phase::Workload {
             live.read_arrivals(&mut socket)?;
+        }
+        if counted && live.log.firings.len() == fired_before && !io_ready {
+            live.meter.useless += 1;
         }
         let now = sys::now_ns();
         if phase == Phase::Workload
@@ -169,9 +174,6 @@ pub fn run<Q: TimerQueue<u64>>(
         {
             break;
         }
-        if planned.is_some() && live.log.firings.len() == fired_before && !io_ready {
-            live.meter.useless += 1;
-        }
         let target = live.wake_target(waiter.strategy(), now);
         let cap = match phase {
             Phase::Workload => setup.workload_limit_ns,
@@ -182,7 +184,7 @@ pub fn run<Q: TimerQueue<u64>>(
             && waiter.strategy().is_deadline_driven()
         {
             // Due already (a start at the current tick): another pass, no sleep.
-            (planned, returned, io_ready) = (None, now, false);
+            (planned, returned, io_ready, counted) = (None, now, false, false);
             continue;
         }
         let until = match waiter.strategy() {
@@ -195,7 +197,11 @@ pub fn run<Q: TimerQueue<u64>>(
             wake_targets.push(t - setup.origin_ns);
         }
         let woken = waiter.wait(epoll, until)?;
-        live.meter.wakeups += 1;
+        // A wait that ended at the phase's limit, with nothing due before it, is the
+        // measurement's own wakeup, not the loop's: not counted.
+        let at_limit = until == Some(cap) && target.is_none_or(|t| t > cap);
+        counted = !(at_limit && !woken.io);
+        live.meter.wakeups += u64::from(counted);
         missed_ticks += woken.expirations.saturating_sub(1);
         planned = Some(target.unwrap_or(woken.returned_ns));
         returned = woken.returned_ns;
@@ -320,7 +326,7 @@ impl<Q: TimerQueue<u64>> Live<'_, Q> {
             self.fire_due(Some(due_at), due_at);
         }
         let behind = now.saturating_sub(self.wall_of(timed.tick));
-        self.behind.saturating_record(behind);
+        measure::note(&mut self.behind, behind);
         self.applied += 1;
         match timed.arrival {
             Arrival::Start { slot, delay } => self.start(slot, delay, true),

@@ -10,6 +10,14 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits are valid")
 }
 
+/// Records `value` in `histogram`, which grows to hold it (a `saturating_record` would
+/// clamp it to the histogram's current reach instead, and a new one reaches only 2).
+#[inline]
+pub fn note(histogram: &mut Histogram<u64>, value: u64) {
+    // Growing fails only past what a u64 histogram can represent at all.
+    let _ = histogram.record(value);
+}
+
 /// `p50`, `p99`, `p99.9` and `max` of `histogram`, in nanoseconds.
 pub fn spread(histogram: &Histogram<u64>) -> Spread {
     Spread {
@@ -69,13 +77,13 @@ impl Lateness {
             return;
         }
         let planned_ns = planned_ns.min(returned_ns);
-        self.total.saturating_record(fired_ns - deadline_ns);
-        self.rounding
-            .saturating_record(planned_ns.saturating_sub(deadline_ns));
-        self.wake
-            .saturating_record(returned_ns.saturating_sub(planned_ns.max(deadline_ns)));
-        self.dispatch
-            .saturating_record(fired_ns.saturating_sub(returned_ns));
+        note(&mut self.total, fired_ns - deadline_ns);
+        note(&mut self.rounding, planned_ns.saturating_sub(deadline_ns));
+        note(
+            &mut self.wake,
+            returned_ns.saturating_sub(planned_ns.max(deadline_ns)),
+        );
+        note(&mut self.dispatch, fired_ns.saturating_sub(returned_ns));
     }
 }
 
