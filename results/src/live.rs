@@ -197,3 +197,64 @@ pub fn read_live(path: &Path) -> anyhow::Result<Vec<LiveRecord>> {
     }
     Ok(records)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> LiveRecord {
+        LiveRecord {
+            schema: LIVE_SCHEMA,
+            started: "2026-01-01T00:00:00Z".into(),
+            git_revision: "abc".into(),
+            host: "h".into(),
+            kernel: "6.18".into(),
+            clock_source: "tsc".into(),
+            implementation: "netty-wheel:tick=100".into(),
+            precision: "approximate: less than one worker tick".into(),
+            workload: "keepalive-200".into(),
+            peak_pending: 200,
+            tick_ns: 1_000_000,
+            wait: "tick".into(),
+            period_ns: Some(100_000_000),
+            timer_slack_ns: 50_000,
+            policy: "other".into(),
+            priority: 0,
+            loop_cpu: Some(1),
+            feeder_cpu: None,
+            duration_limit_ns: 10_000_000_000,
+            status: "verified".into(),
+            reasons: vec![],
+            end_tick: 1000,
+            cut_at_tick: None,
+            arrivals: Arrivals::default(),
+            firings: 3,
+            lateness: LatenessParts::default(),
+            baseline: Spread::default(),
+            workload_phase: Usage::default(),
+            idle_phase: Usage::default(),
+            timerfd_rearms: 0,
+            missed_ticks: 0,
+        }
+    }
+
+    #[test]
+    fn records_read_back_and_another_version_is_refused_with_its_line() {
+        let folder = tempfile::tempdir().unwrap();
+        append_live(folder.path(), &record()).unwrap();
+        append_live(folder.path(), &record()).unwrap();
+        let path = folder.path().join(LIVE_FILE);
+        assert_eq!(read_live(&path).unwrap(), vec![record(), record()]);
+        let newer = serde_json::to_string(&LiveRecord {
+            schema: 2,
+            ..record()
+        })
+        .unwrap();
+        std::fs::write(&path, format!("{newer}\n")).unwrap();
+        let error = read_live(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("live.jsonl:1: live schema version 2"),
+            "{error}"
+        );
+    }
+}
