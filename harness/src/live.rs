@@ -306,6 +306,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
         let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
         let record = record::record(&machine, config, &schedule, &run);
+        println!(
+            "        {}: {} firings, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
+            record.status,
+            record.firings,
+            record.lateness.early,
+            record.lateness.total.p99_ns as f64 / 1e3,
+            record.baseline.p99_ns as f64 / 1e3
+        );
         for reason in &record.reasons {
             println!("        {reason}");
         }

@@ -193,6 +193,7 @@ pub fn run<Q: TimerQueue<u64>>(
         };
         if let Some(t) = target
             && phase == Phase::Workload
+            && waiter.strategy().is_deadline_driven()
         {
             wake_targets.push(t - setup.origin_ns);
         }
@@ -200,7 +201,7 @@ pub fn run<Q: TimerQueue<u64>>(
         // A wait that ended at the phase's limit, with nothing due before it, is the
         // measurement's own wakeup, not the loop's: not counted.
         let at_limit = until == Some(cap) && target.is_none_or(|t| t > cap);
-        counted = !(at_limit && !woken.io);
+        counted = !at_limit || woken.io;
         live.meter.wakeups += u64::from(counted);
         missed_ticks += woken.expirations.saturating_sub(1);
         planned = Some(target.unwrap_or(woken.returned_ns));

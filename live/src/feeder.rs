@@ -48,6 +48,10 @@ pub fn spawn(feed: Feed, mut socket: UnixStream, stop: Arc<AtomicBool>) -> JoinH
                 // A failed pin only moves the feeder; the loop's pin is what is recorded.
                 let _ = sys::pin_to(cpu);
             }
+            // A thread inherits its creator's policy: the feeder stands for the network,
+            // not for the loop, so it runs under normal scheduling even when the loop is
+            // real-time (a failure leaves it as it was, which is no worse).
+            let _ = sys::set_scheduler(libc::SCHED_OTHER, 0);
             let mut burst = Vec::with_capacity(4096);
             let mut next = 0;
             while next < feed.count {

@@ -284,14 +284,14 @@ pub fn descriptor_limit() -> io::Result<(u64, u64)> {
     };
     // SAFETY: `limit` is a valid, writable rlimit.
     check(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) })?;
-    Ok((limit.rlim_cur as u64, limit.rlim_max as u64))
+    Ok((limit.rlim_cur, limit.rlim_max))
 }
 
 /// Sets the soft open-descriptor limit to `soft`, keeping the hard one.
 pub fn set_descriptor_limit(soft: u64, hard: u64) -> io::Result<()> {
     let limit = libc::rlimit {
-        rlim_cur: soft as libc::rlim_t,
-        rlim_max: hard as libc::rlim_t,
+        rlim_cur: soft,
+        rlim_max: hard,
     };
     // SAFETY: `limit` is a valid rlimit.
     check(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) })?;

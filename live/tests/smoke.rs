@@ -85,7 +85,7 @@ fn a_live_run_of_an_exact_structure_verifies_with_no_early_firing() {
     assert_eq!(outcome.lateness.total.len(), fired.len() as u64);
     assert!(outcome.idle.wall_ns > 0);
     assert!(
-        run.baseline.len() > 0,
+        !run.baseline.is_empty(),
         "the baseline slept to the same deadlines"
     );
 }
