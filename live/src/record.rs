@@ -62,9 +62,10 @@ pub fn record(
     let behind = spread(&outcome.behind);
     if behind.p99_ns > config.tick_ns {
         reasons.push(format!(
-            "too dense for real time at this --tick: 1% of the operations were applied more \
-             than {:.3} ms after their scheduled time (the most {:.3} ms); the lateness \
-             includes that backlog",
+            "behind real time: 1% of the operations were applied more than {:.3} ms after \
+             their scheduled time (the most {:.3} ms), more than a tick: the loop could not \
+             keep up (operations too dense for real time at this --tick, a burst of \
+             firings, or a busy machine); the lateness includes that backlog",
             behind.p99_ns as f64 / 1e6,
             behind.max_ns as f64 / 1e6
         ));
