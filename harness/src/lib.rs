@@ -12,7 +12,9 @@ pub mod selection;
 pub mod table;
 
 use clap::{Parser, Subcommand};
-use cmd::{cell, compare, engine, generate, import, list, rank, replay, report, reproduce, run};
+use cmd::{
+    cell, compare, engine, generate, import, list, live, rank, replay, report, reproduce, run,
+};
 use std::process::ExitCode;
 
 /// The timer-queue workbench: replay workloads through every implementation and verify
@@ -39,6 +41,7 @@ enum Command {
     Import(import::Args),
     Reproduce(reproduce::Args),
     Engine(engine::Args),
+    Live(live::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -56,6 +59,7 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Engine(args) => engine::run(&args),
+        Command::Live(args) => live::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -19,6 +19,7 @@
 //! - [`workloads`]: the workload files of a run, their metadata and shape;
 //! - [`findings`]: what `timerbench reproduce` concluded (`findings.json`);
 //! - [`histogram`]: a latency histogram's percentiles and encoding, as a record holds them.
+//! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own).
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
@@ -27,6 +28,7 @@
 pub mod findings;
 pub mod folder;
 pub mod histogram;
+pub mod live;
 pub mod schema;
 pub mod summary;
 pub mod version;

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod generate;
 pub mod import;
 pub mod list;
+pub mod live;
 pub mod rank;
 pub mod replay;
 pub mod report;

@@ -1,0 +1,422 @@
+//! `timerbench live`: one structure at a time in a real event loop on CLOCK_MONOTONIC, for
+//! each wait strategy, with the bare baseline beside it (the driver is the
+//! `timerbench-live` crate; `docs/live.md` says how to read it).
+
+use crate::table::Table;
+use anyhow::{anyhow, bail};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use timerbench_impls::Variant;
+use timerbench_live::knobs::Policy;
+use timerbench_live::record::{self, Machine};
+use timerbench_live::schedule::Schedule;
+use timerbench_live::wait::Strategy;
+use timerbench_live::{Config, natural_period_ns, sys};
+use timerbench_results::live::{LiveRecord, Spread, append_live};
+use timerbench_workloads::families::{self, GenSpec};
+use timerbench_workloads::{Program, compile, load};
+
+/// Run a structure in a real epoll event loop on the monotonic clock: operations arrive
+/// over a socket at their scheduled wall times, timers fire on the real clock; lateness,
+/// wakeups and CPU per wait strategy, beside a bare loop's (docs/live.md).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The implementation or variant (repeatable): `hierarchical-wheel`,
+    /// `netty-wheel:tick=100` (see `timerbench list`).
+    #[arg(long = "impl", value_name = "NAME[:KEY=VALUE,...]", default_value = "hierarchical-wheel", value_parser = Variant::parse)]
+    implementations: Vec<Variant>,
+    /// Wait strategies, comma-separated: `pwait2` (epoll_pwait2, ns timeout), `wait`
+    /// (epoll_wait, ms rounded up), `timerfd` (absolute timerfd at the next deadline),
+    /// `tick` (a periodic timerfd every --period, whatever is pending).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "pwait2,wait,timerfd,tick",
+        value_delimiter = ','
+    )]
+    wait: Vec<String>,
+    /// The workload family (see `timerbench list`). Default: keepalive at 10,000
+    /// connections with a 2 s timeout and a fifth of them silent, so that timers fire
+    /// within the default --duration.
+    #[arg(long, value_name = "FAMILY", conflicts_with = "file")]
+    workload: Option<String>,
+    /// The family's size (with --workload).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    timers: u64,
+    /// The family's --ops (with --workload).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    ops: Option<u64>,
+    /// A family parameter, KEY=VALUE (repeatable, with --workload).
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    params: Vec<(String, String)>,
+    /// The generator's seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A workload file (v1 format) instead of a family.
+    #[arg(long, value_name = "PATH")]
+    file: Option<PathBuf>,
+    /// Wall time of one workload tick: `1ms`, `100us`, `10ms`.
+    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    tick: u64,
+    /// The period of `--wait tick` (default: the structure's natural tick: Netty's worker
+    /// tick and the ring's bucket width from their parameters, skynet 10ms, Linux 4ms,
+    /// else one --tick).
+    #[arg(long, value_parser = parse_duration)]
+    period: Option<u64>,
+    /// The longest the workload phase may last; a longer workload is cut there (and the
+    /// record says so).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    duration: u64,
+    /// The idle phase after the workload (every timer stopped, nothing arriving).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    idle: u64,
+    /// How far behind its schedule an operation may be applied before the run stops as
+    /// too dense for real time.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    max_behind: u64,
+    /// Timer slack of the loop thread in ns (PR_SET_TIMERSLACK; the kernel's default is
+    /// 50000; at least 1). Default: leave it as it is (recorded either way).
+    #[arg(long, value_name = "NS")]
+    slack: Option<u64>,
+    /// Scheduling policy of the loop thread: `other`, `fifo[:PRIORITY]`, `rr[:PRIORITY]`
+    /// (real-time: root or CAP_SYS_NICE; refused with a message otherwise).
+    #[arg(long, default_value = "other")]
+    policy: Policy,
+    /// Pin the loop thread to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pin: Option<usize>,
+    /// Pin the feeder thread to this CPU (default with --pin: another CPU, if any).
+    #[arg(long, value_name = "CPU")]
+    feeder_cpu: Option<usize>,
+    /// The folder for live.jsonl (default: results/live-<date>-<host>-<git rev>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The CI smoke: a one-second keepalive through hierarchical-wheel with each wait
+    /// strategy and netty-wheel:tick=10 ticking; fails unless every run verifies with no
+    /// early firing (about 15 s; other flags but --out are ignored).
+    #[arg(long)]
+    smoke: bool,
+}
+
+fn parse_param(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+/// A duration with its unit (`ns`, `us`, `ms`, `s`), in nanoseconds; above 0.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{text}`: give a unit: ns, us, ms or s (e.g. 1ms)"))?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}`: a whole number then a unit, e.g. 250us"))?;
+    let scale = match unit {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(format!("`{text}`: the unit is ns, us, ms or s")),
+    };
+    match number.checked_mul(scale) {
+        Some(0) => Err(format!("`{text}`: must be above 0")),
+        Some(ns) => Ok(ns),
+        None => Err(format!("`{text}`: too long")),
+    }
+}
+
+/// One run to do: a variant and a strategy.
+struct Plan {
+    variant: Variant,
+    strategy: Strategy,
+}
+
+fn strategy(name: &str, variant: &Variant, args: &Args) -> anyhow::Result<Strategy> {
+    Ok(match name {
+        "pwait2" => Strategy::Pwait2,
+        "wait" => Strategy::Wait,
+        "timerfd" => Strategy::Timerfd,
+        "tick" => Strategy::Tick {
+            period_ns: args
+                .period
+                .unwrap_or_else(|| natural_period_ns(variant, args.tick)),
+        },
+        other => bail!("--wait {other}: the strategies are pwait2, wait, timerfd and tick"),
+    })
+}
+
+fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
+    if args.smoke {
+        let wheel = Variant::parse("hierarchical-wheel").map_err(|e| anyhow!(e))?;
+        let netty = Variant::parse("netty-wheel:tick=10").map_err(|e| anyhow!(e))?;
+        let mut plans: Vec<Plan> = ["pwait2", "wait", "timerfd", "tick"]
+            .iter()
+            .map(|name| {
+                Ok(Plan {
+                    strategy: strategy(name, &wheel, args)?,
+                    variant: wheel.clone(),
+                })
+            })
+            .collect::<anyhow::Result<_>>()?;
+        plans.push(Plan {
+            strategy: strategy("tick", &netty, args)?,
+            variant: netty,
+        });
+        return Ok(plans);
+    }
+    let mut plans = Vec::new();
+    for variant in &args.implementations {
+        for name in &args.wait {
+            plans.push(Plan {
+                strategy: strategy(name.trim(), variant, args)?,
+                variant: variant.clone(),
+            });
+        }
+    }
+    Ok(plans)
+}
+
+/// The workload: a file, a family, the smoke's, or the default.
+fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
+    if let Some(path) = &args.file {
+        let program = load(path)?;
+        return Ok((path.display().to_string(), program));
+    }
+    let (family, spec) = if args.smoke {
+        let params = [("timeout", "200"), ("rate", "1000"), ("idle", "0.2")];
+        let spec = GenSpec {
+            timers: 200,
+            ops: Some(1000),
+            seed: 1,
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        ("keepalive".to_string(), spec)
+    } else if let Some(family) = &args.workload {
+        let spec = GenSpec {
+            timers: args.timers,
+            ops: args.ops,
+            seed: args.seed,
+            params: args.params.clone(),
+        };
+        (family.clone(), spec)
+    } else {
+        let params = [("timeout", "2000"), ("idle", "0.2")];
+        let spec = GenSpec {
+            timers: args.timers,
+            ops: args.ops,
+            seed: args.seed,
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        ("keepalive".to_string(), spec)
+    };
+    let generated = families::generate(&family, &spec)?;
+    let name = families::workload_name(&family, &spec);
+    let program = compile(&generated, std::path::Path::new(&name))
+        .map_err(|e| anyhow!("the generated workload is invalid (a bug in the family): {e}"))?;
+    Ok((name, program))
+}
+
+fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> Config {
+    let smoke = args.smoke;
+    let feeder_cpu = args.feeder_cpu.or_else(|| {
+        let loop_cpu = args.pin?;
+        sys::available_cpus().into_iter().find(|&c| c != loop_cpu)
+    });
+    Config {
+        variant: plan.variant.clone(),
+        workload: name.to_string(),
+        peak_pending: program.peak_pending,
+        tick_ns: if smoke { 1_000_000 } else { args.tick },
+        strategy: plan.strategy,
+        duration_ns: if smoke { 2_000_000_000 } else { args.duration },
+        idle_ns: if smoke { 300_000_000 } else { args.idle },
+        max_behind_ns: if smoke {
+            1_000_000_000
+        } else {
+            args.max_behind
+        },
+        slack_ns: if smoke { None } else { args.slack },
+        policy: if smoke { Policy::Other } else { args.policy },
+        loop_cpu: if smoke { None } else { args.pin },
+        feeder_cpu: if smoke { None } else { feeder_cpu },
+        pwait2: sys::epoll_pwait2,
+    }
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let (name, program) = workload(args)?;
+    let plans = plans(args)?;
+    for plan in &plans {
+        let range = plan.variant.declarations().range;
+        if !program.reach.within(&range) {
+            bail!(
+                "{}: {name} reaches beyond what it holds ({})",
+                plan.variant,
+                range.why
+            );
+        }
+    }
+    let schedule = Arc::new(Schedule::of(&program));
+    let configs: Vec<Config> = plans
+        .iter()
+        .map(|plan| config(args, plan, &name, &program))
+        .collect();
+    for config in &configs {
+        timerbench_live::preflight(config).map_err(|e| anyhow!(e))?;
+    }
+    let folder = args
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::cmd::run::free_folder("live-"));
+    let machine = Machine {
+        started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        git_revision: crate::environment::git_revision(),
+        host: crate::environment::host(),
+    };
+    println!(
+        "live: {name} ({} operations after a fill of {}, {} ticks), {} runs; kernel {}, \
+         clock source {}",
+        schedule.arrivals.len(),
+        schedule.fill.len(),
+        schedule.end_tick,
+        configs.len(),
+        record::kernel(),
+        record::clock_source()
+    );
+    let mut records = Vec::new();
+    for (index, config) in configs.iter().enumerate() {
+        let workload_s = (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
+        println!(
+            "  [{}/{}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then the baseline",
+            index + 1,
+            configs.len(),
+            config.variant,
+            config.strategy,
+            config.idle_ns as f64 / 1e9
+        );
+        let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
+        let record = record::record(&machine, config, &schedule, &run);
+        println!(
+            "        {}: {} firings, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
+            record.status,
+            record.firings,
+            record.lateness.early,
+            record.lateness.total.p99_ns as f64 / 1e3,
+            record.baseline.p99_ns as f64 / 1e3
+        );
+        for reason in &record.reasons {
+            println!("        {reason}");
+        }
+        append_live(&folder, &record)?;
+        records.push(record);
+    }
+    println!("{}", table(&records).render("  "));
+    println!(
+        "  lateness and baseline: p50/p99/p99.9/max in µs; wakeups per second (total/useless); \
+         written to {}",
+        folder.join(timerbench_results::live::LIVE_FILE).display()
+    );
+    let failed: Vec<&LiveRecord> = records
+        .iter()
+        .filter(|r| r.status != "verified" || (r.precision == "exact" && r.lateness.early > 0))
+        .collect();
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for record in failed {
+        eprintln!(
+            "timerbench: {} with {}: {} ({} early firings)",
+            record.implementation,
+            record.wait,
+            record
+                .reasons
+                .first()
+                .map_or("early firings", String::as_str),
+            record.lateness.early
+        );
+    }
+    bail!("a live run did not verify, or an exact structure fired early (see above)")
+}
+
+fn micros(spread: &Spread) -> String {
+    if spread.count == 0 {
+        return "-".into();
+    }
+    let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
+    format!(
+        "{}/{}/{}/{}",
+        us(spread.p50_ns),
+        us(spread.p99_ns),
+        us(spread.p999_ns),
+        us(spread.max_ns)
+    )
+}
+
+fn table(records: &[LiveRecord]) -> Table {
+    let mut table = Table::new(&[
+        "implementation",
+        "wait",
+        "status",
+        "firings",
+        "early",
+        "lateness µs",
+        "baseline µs",
+        "wakeups/s",
+        "CPU ms/s",
+        "idle wakeups/s",
+        "behind p99 ms",
+    ]);
+    for r in records {
+        let wait = match r.period_ns {
+            Some(period) => format!("tick/{}ms", period as f64 / 1e6),
+            None => r.wait.clone(),
+        };
+        table.row(vec![
+            r.implementation.clone(),
+            wait,
+            r.status.clone(),
+            r.firings.to_string(),
+            r.lateness.early.to_string(),
+            micros(&r.lateness.total),
+            micros(&r.baseline),
+            format!(
+                "{:.0}/{:.0}",
+                r.workload_phase.wakeups_per_second, r.workload_phase.useless_per_second
+            ),
+            format!("{:.2}", r.workload_phase.cpu_ms_per_second),
+            format!("{:.1}", r.idle_phase.wakeups_per_second),
+            format!("{:.3}", r.arrivals.behind.p99_ns as f64 / 1e6),
+        ]);
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_need_a_unit_and_a_positive_value() {
+        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert!(parse_duration("5").unwrap_err().contains("unit"));
+        assert!(parse_duration("0ms").unwrap_err().contains("above 0"));
+        assert!(
+            parse_duration("3h")
+                .unwrap_err()
+                .contains("ns, us, ms or s")
+        );
+        assert!(parse_duration("ms").is_err());
+    }
+}

@@ -1,0 +1,387 @@
+//! The loop: one timer structure in an epoll event loop on CLOCK_MONOTONIC.
+//!
+//! Each pass reads the clock, moves the structure's clock to the current tick (firing
+//! what is due, each firing timed), applies the operations that arrived on the socket at
+//! the tick of their arrival, then asks the structure for its next deadline and sleeps
+//! with the wait strategy. Tick `k` is `origin + k × tick` on the wall clock.
+//!
+//! A run has two phases. The workload phase lasts until the feeder's end record, or until
+//! its limit (then it is cut, and the reason recorded). The loop then stops every timer
+//! still pending, stops watching the socket, and idles for the idle phase: no timer
+//! pending, nothing arriving, where a deadline-driven loop should not wake at all and a
+//! tick-driven one wakes every period.
+
+use crate::feeder::END;
+use crate::measure::{self, Lateness, Meter, Snapshot};
+use crate::schedule::{Arrival, Schedule};
+use crate::sys::{self, Epoll};
+use crate::verify::{Applied, AppliedLog, LiveFiring};
+use crate::wait::{Strategy, Waiter};
+use hdrhistogram::Histogram;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use timerbench_impls::{TimerId, TimerQueue};
+use timerbench_results::live::Usage;
+
+/// The epoll token of the feeder's socket.
+const SOCKET_TOKEN: u64 = 1;
+
+/// The most bytes of operations read in one pass, so that a flood of arrivals cannot keep
+/// due timers waiting for long: a server's read budget.
+const READ_BUDGET: usize = 64 * 1024;
+
+/// What the loop needs besides the structure.
+pub struct Setup<'a> {
+    /// The workload on the clock.
+    pub schedule: &'a Schedule,
+    /// Tick 0 on CLOCK_MONOTONIC.
+    pub origin_ns: u64,
+    /// Nanoseconds per tick.
+    pub tick_ns: u64,
+    /// When the workload phase ends at the latest (absolute): the feeder's end record is
+    /// due before it.
+    pub workload_limit_ns: u64,
+    /// How long the idle phase lasts.
+    pub idle_ns: u64,
+    /// How far behind its schedule an operation may be applied before the run is cut.
+    pub max_behind_ns: u64,
+}
+
+/// What the loop saw.
+pub struct Outcome {
+    /// Every firing's lateness and its parts.
+    pub lateness: Lateness,
+    /// Every applied operation's delay after its schedule.
+    pub behind: Histogram<u64>,
+    /// What was applied and fired, for verification.
+    pub log: AppliedLog,
+    /// The workload phase.
+    pub workload: Usage,
+    /// The idle phase.
+    pub idle: Usage,
+    /// Operations applied (after the fill).
+    pub applied: u64,
+    /// Starts of a pending timer, applied as restarts.
+    pub starts_as_restarts: u64,
+    /// Why the workload phase ended before the feeder's end record, if it did.
+    pub cut: Option<String>,
+    /// The tick at which the workload phase ended.
+    pub end_tick: u64,
+    /// The wall deadlines the loop slept to (offsets from the origin), for the baseline.
+    pub wake_targets: Vec<u64>,
+    /// Periods of `tick` missed.
+    pub missed_ticks: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Workload,
+    Idle { until_ns: u64 },
+}
+
+/// The loop's state around the structure.
+struct Live<'a, Q> {
+    queue: Q,
+    setup: &'a Setup<'a>,
+    handles: Vec<TimerId>,
+    pending: Vec<bool>,
+    log: AppliedLog,
+    lateness: Lateness,
+    behind: Histogram<u64>,
+    meter: Meter,
+    applied: u64,
+    starts_as_restarts: u64,
+    /// Operations applied since the last clock move (a start at the current tick is due).
+    dirty: bool,
+    unread: Vec<u8>,
+    ended: bool,
+    cut: Option<String>,
+}
+
+/// Runs the loop over `queue` (with the fill already in the schedule, not yet applied)
+/// until the idle phase ends.
+pub fn run<Q: TimerQueue<u64>>(
+    queue: Q,
+    setup: &Setup,
+    mut socket: UnixStream,
+    epoll: &Epoll,
+    waiter: &mut Waiter,
+) -> io::Result<Outcome> {
+    let slots = setup.schedule.slots;
+    let mut live = Live {
+        queue,
+        setup,
+        handles: vec![TimerId::from_parts(u32::MAX, 0); slots],
+        pending: vec![false; slots],
+        log: AppliedLog::default(),
+        lateness: Lateness::default(),
+        behind: measure::histogram(),
+        meter: Meter::default(),
+        applied: 0,
+        starts_as_restarts: 0,
+        dirty: false,
+        unread: Vec::new(),
+        ended: false,
+        cut: None,
+    };
+    for &(slot, delay) in &setup.schedule.fill {
+        live.start(slot, delay, false);
+    }
+    socket.set_nonblocking(true)?;
+    epoll.add(socket.as_raw_fd(), SOCKET_TOKEN)?;
+    sys::sleep_until(setup.origin_ns);
+    let mut phase = Phase::Workload;
+    let workload_start = live.meter.snapshot();
+    let mut workload_end: Option<Snapshot> = None;
+    let mut wake_targets = Vec::new();
+    let mut missed_ticks = 0;
+    let mut end_tick = 0;
+    let (mut planned, mut returned, mut io_ready) = (None, sys::now_ns(), false);
+    // Whether the last pass followed a counted wakeup.
+    let mut counted = false;
+    loop {
+        let fired_before = live.log.firings.len();
+        live.fire_due(planned, returned);
+        if io_ready && phase == Phase::Workload {
+            live.read_arrivals(&mut socket)?;
+        }
+        if counted && live.log.firings.len() == fired_before && !io_ready {
+            live.meter.useless += 1;
+        }
+        let now = sys::now_ns();
+        if phase == Phase::Workload
+            && (live.ended || live.cut.is_some() || now >= setup.workload_limit_ns)
+        {
+            if !live.ended && live.cut.is_none() {
+                live.cut = Some(format!(
+                    "the feeder's end record had not been read {:.0} ms after the workload \
+                     phase's limit (a backlog of operations), at tick {}",
+                    setup.max_behind_ns as f64 / 1e6,
+                    live.tick_at(now)
+                ));
+            }
+            end_tick = live.tick_at(now);
+            epoll.delete(socket.as_raw_fd())?;
+            live.stop_all();
+            workload_end = Some(live.meter.snapshot());
+            phase = Phase::Idle {
+                until_ns: now + setup.idle_ns,
+            };
+        }
+        if let Phase::Idle { until_ns } = phase
+            && now >= until_ns
+        {
+            break;
+        }
+        let target = live.wake_target(waiter.strategy(), now);
+        let cap = match phase {
+            Phase::Workload => setup.workload_limit_ns,
+            Phase::Idle { until_ns } => until_ns,
+        };
+        if let Some(due) = target
+            && due <= now
+            && waiter.strategy().is_deadline_driven()
+        {
+            // Due already (a start at the current tick): another pass, no sleep.
+            (planned, returned, io_ready, counted) = (None, now, false, false);
+            continue;
+        }
+        let until = match waiter.strategy() {
+            Strategy::Tick { .. } => None,
+            _ => Some(target.map_or(cap, |t| t.min(cap))),
+        };
+        if let Some(t) = target
+            && phase == Phase::Workload
+            && waiter.strategy().is_deadline_driven()
+        {
+            wake_targets.push(t - setup.origin_ns);
+        }
+        let woken = waiter.wait(epoll, until)?;
+        // A wait that ended at the phase's limit, with nothing due before it, is the
+        // measurement's own wakeup, not the loop's: not counted.
+        let at_limit = until == Some(cap) && target.is_none_or(|t| t > cap);
+        counted = !at_limit || woken.io;
+        live.meter.wakeups += u64::from(counted);
+        missed_ticks += woken.expirations.saturating_sub(1);
+        planned = Some(target.unwrap_or(woken.returned_ns));
+        returned = woken.returned_ns;
+        io_ready = woken.io;
+    }
+    let idle_end = live.meter.snapshot();
+    let workload_end = workload_end.expect("the idle phase follows the workload phase");
+    Ok(Outcome {
+        end_tick,
+        lateness: live.lateness,
+        behind: live.behind,
+        workload: measure::usage(workload_start, workload_end),
+        idle: measure::usage(workload_end, idle_end),
+        applied: live.applied,
+        starts_as_restarts: live.starts_as_restarts,
+        cut: live.cut,
+        log: live.log,
+        wake_targets,
+        missed_ticks,
+    })
+}
+
+impl<Q: TimerQueue<u64>> Live<'_, Q> {
+    fn tick_at(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.setup.origin_ns) / self.setup.tick_ns
+    }
+
+    fn wall_of(&self, tick: u64) -> u64 {
+        self.setup
+            .origin_ns
+            .saturating_add(tick.saturating_mul(self.setup.tick_ns))
+    }
+
+    /// Moves the structure's clock to the tick of `returned` and fires what is due there;
+    /// also at the same tick when something was started at it since the last move.
+    fn fire_due(&mut self, planned: Option<u64>, returned: u64) {
+        let to = self.tick_at(returned).max(self.queue.now());
+        let due_now = self.dirty && self.queue.next_deadline().is_some_and(|d| d <= to);
+        if to == self.queue.now() && !due_now {
+            return;
+        }
+        self.dirty = false;
+        let step = self.log.push(Applied::Move { to });
+        let planned = planned.unwrap_or(returned);
+        let (origin, tick_ns) = (self.setup.origin_ns, self.setup.tick_ns);
+        let (lateness, firings, pending) =
+            (&mut self.lateness, &mut self.log.firings, &mut self.pending);
+        self.queue.advance(to, |_, slot, deadline| {
+            let fired = sys::now_ns();
+            let deadline_ns = origin.saturating_add(deadline.saturating_mul(tick_ns));
+            lateness.record(deadline_ns, planned, returned, fired);
+            firings.push(LiveFiring {
+                step,
+                slot: slot as u32,
+                deadline,
+            });
+            pending[slot as usize] = false;
+        });
+    }
+
+    /// When to wake for the next deadline, absolute; `None` if nothing is pending.
+    fn wake_target(&mut self, strategy: Strategy, now: u64) -> Option<u64> {
+        if let Strategy::Tick { period_ns } = strategy {
+            let since = now.saturating_sub(self.setup.origin_ns);
+            return Some(self.setup.origin_ns + (since / period_ns + 1) * period_ns);
+        }
+        let next = self.queue.next_deadline()?;
+        if next > self.queue.now() || self.dirty {
+            return Some(self.wall_of(next));
+        }
+        // A lower bound at or before the clock that the last move did not fire (a wheel's
+        // emptied slot): look again at the next tick instead of spinning.
+        Some(self.wall_of(self.queue.now() + 1))
+    }
+
+    /// Reads what arrived (up to the budget) and applies each operation at the tick of
+    /// its arrival.
+    fn read_arrivals(&mut self, socket: &mut UnixStream) -> io::Result<()> {
+        let mut chunk = [0u8; 8192];
+        let mut read = 0;
+        while read < READ_BUDGET && !self.ended && self.cut.is_none() {
+            let count = match socket.read(&mut chunk) {
+                Ok(0) => {
+                    self.cut = Some("the feeder closed its socket before the end".into());
+                    break;
+                }
+                Ok(count) => count,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            read += count;
+            self.unread.extend_from_slice(&chunk[..count]);
+            let whole = self.unread.len() / 8 * 8;
+            let records: Vec<u64> = self.unread[..whole]
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect();
+            self.unread.drain(..whole);
+            for record in records {
+                if record == END {
+                    self.ended = true;
+                    break;
+                }
+                self.arrive(record as usize);
+                if self.cut.is_some() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies arrival `index` at the current tick, moving the clock there first.
+    fn arrive(&mut self, index: usize) {
+        let timed = self.setup.schedule.arrivals[index];
+        let now = sys::now_ns();
+        if self.tick_at(now) > self.queue.now() {
+            // Due while the loop read its input: the delay since the tick that made them
+            // due is the loop's own, so it counts as dispatch.
+            let due_at = self.wall_of(self.tick_at(now));
+            self.fire_due(Some(due_at), due_at);
+        }
+        let behind = now.saturating_sub(self.wall_of(timed.tick));
+        measure::note(&mut self.behind, behind);
+        self.applied += 1;
+        match timed.arrival {
+            Arrival::Start { slot, delay } => self.start(slot, delay, true),
+            Arrival::Restart { slot, delay } => self.restart(slot, delay),
+            Arrival::Stop { slot } => self.stop(slot),
+        }
+        if behind > self.setup.max_behind_ns {
+            self.cut = Some(format!(
+                "too dense for real time: an operation scheduled at tick {} was applied {:.1} ms \
+                 late, more than --max-behind; the run stopped there",
+                timed.tick,
+                behind as f64 / 1e6
+            ));
+        }
+    }
+
+    /// Starts `slot`; a start of a timer the structure still holds (applied late, or an
+    /// approximate structure's late firing) is applied as the restart it amounts to.
+    fn start(&mut self, slot: u32, delay: u64, counted: bool) {
+        if self.pending[slot as usize] {
+            self.starts_as_restarts += u64::from(counted);
+            return self.restart(slot, delay);
+        }
+        let deadline = self.queue.now().saturating_add(delay);
+        self.handles[slot as usize] = self.queue.start(deadline, u64::from(slot));
+        self.pending[slot as usize] = true;
+        self.log.push(Applied::Start { slot, deadline });
+        self.dirty = true;
+    }
+
+    fn restart(&mut self, slot: u32, delay: u64) {
+        let deadline = self.queue.now().saturating_add(delay);
+        let (handle, _) =
+            self.queue
+                .restart(self.handles[slot as usize], deadline, u64::from(slot));
+        self.handles[slot as usize] = handle;
+        self.pending[slot as usize] = true;
+        self.log.push(Applied::Restart { slot, deadline });
+        self.dirty = true;
+    }
+
+    fn stop(&mut self, slot: u32) {
+        self.queue.stop(self.handles[slot as usize]);
+        self.pending[slot as usize] = false;
+        self.log.push(Applied::Stop { slot });
+    }
+
+    /// Stops every pending timer: the end of the workload, as a server closing its
+    /// connections, so that the idle phase has none.
+    fn stop_all(&mut self) {
+        for slot in 0..self.pending.len() {
+            if self.pending[slot] {
+                self.stop(slot as u32);
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The live driver: one timer structure inside a real event-loop thread on
+//! CLOCK_MONOTONIC, replaying a workload with its ticks mapped to wall time.
+//!
+//! A run ([`run`]) takes one implementation variant, one workload and one wait strategy:
+//!
+//! - [`schedule`]: the workload laid out on its clock (each operation's scheduled tick);
+//! - [`feeder`]: a thread that sends the operations over a Unix socket at their times;
+//! - [`event_loop`]: the loop thread, epoll on the socket, the structure, the wait;
+//! - [`wait`]: the wait strategies (`epoll_pwait2`, `epoll_wait`, timerfd, fixed tick);
+//! - [`measure`]: lateness and its parts, wakeups, CPU, context switches;
+//! - [`baseline`]: the same waits with no structure and no I/O (cyclictest's method);
+//! - [`verify`]: the firings against the reference model for the operations applied;
+//! - [`knobs`]: timer slack, scheduling policy, pinning, the descriptor limit;
+//! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module).
+//!
+//! `docs/live.md` says how to run it and how to read it.
+
+pub mod baseline;
+pub mod event_loop;
+pub mod feeder;
+pub mod knobs;
+pub mod measure;
+pub mod record;
+pub mod schedule;
+pub mod sys;
+pub mod verify;
+pub mod wait;
+
+use knobs::Policy;
+use schedule::Schedule;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
+use wait::{Strategy, Waiter};
+
+/// How long before tick 0 the feeder and the loop are set up: the loop applies the fill,
+/// then sleeps to tick 0.
+const LEAD_NS: u64 = 20_000_000;
+
+/// Descriptors a run holds: epoll, the socket pair, a timerfd, the baseline's epoll and
+/// timerfd, with room for the standard ones and the test harness.
+pub const DESCRIPTORS_NEEDED: u64 = 64;
+
+/// Everything one live run is told.
+#[derive(Clone)]
+pub struct Config {
+    /// The implementation variant.
+    pub variant: Variant,
+    /// The workload's name, for the record.
+    pub workload: String,
+    /// Its most pending timers at once (the structure is built with that capacity).
+    pub peak_pending: u64,
+    /// Nanoseconds per workload tick.
+    pub tick_ns: u64,
+    /// The wait strategy.
+    pub strategy: Strategy,
+    /// The longest the workload phase may last.
+    pub duration_ns: u64,
+    /// The idle phase's length.
+    pub idle_ns: u64,
+    /// How far behind schedule an operation may be applied before the run stops.
+    pub max_behind_ns: u64,
+    /// Timer slack to set on the loop thread (`None`: leave it).
+    pub slack_ns: Option<u64>,
+    /// Scheduling policy of the loop thread.
+    pub policy: Policy,
+    /// CPU to pin the loop to.
+    pub loop_cpu: Option<usize>,
+    /// CPU to pin the feeder to.
+    pub feeder_cpu: Option<usize>,
+    /// The `epoll_pwait2` call ([`sys::epoll_pwait2`]; a test injects another).
+    pub pwait2: sys::Pwait2,
+}
+
+/// What one live run found.
+pub struct LiveRun {
+    /// What the loop measured.
+    pub outcome: event_loop::Outcome,
+    /// The bare loop's lateness.
+    pub baseline: hdrhistogram::Histogram<u64>,
+    /// `Ok` if the firings verified, else why not.
+    pub verification: Result<(), String>,
+    /// The loop's timer slack in force.
+    pub slack_ns: u64,
+    /// Operations the feeder was to send.
+    pub sent: u64,
+    /// The tick at which the workload was cut by `--duration`, if it was.
+    pub cut_at_tick: Option<u64>,
+    /// Re-arms of the timerfd.
+    pub rearms: u64,
+}
+
+/// The natural period of a walking structure, for `--wait tick` without `--period`:
+/// Netty's worker tick and the ring's bucket width (their parameters, in ticks), skynet's
+/// 10 ms and Linux's 4 ms jiffy (HZ=250); one tick for the others.
+pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
+    let parameters = &variant.parameters;
+    match variant.implementation.name {
+        "netty-wheel" => parameters.get("tick") * tick_ns,
+        "ring-buckets" => parameters.get("width") * tick_ns,
+        "skynet-wheel" => 10_000_000,
+        "linux-wheel" => 4_000_000,
+        _ => tick_ns,
+    }
+}
+
+/// Checks, before any run, what can be refused: the policy (in a throwaway thread, so
+/// this one keeps its own), the pins, the slack and the descriptor limit.
+pub fn preflight(config: &Config) -> Result<(), String> {
+    knobs::ensure_descriptors(DESCRIPTORS_NEEDED)?;
+    if config.slack_ns == Some(0) {
+        return Err(
+            "--slack 0: the kernel reads 0 as \"reset to the default\"; the least \
+                    slack is 1 ns"
+                .into(),
+        );
+    }
+    let probe = config.clone();
+    std::thread::spawn(move || -> Result<(), String> {
+        if let Some(cpu) = probe.loop_cpu {
+            knobs::pin(cpu, "--pin")?;
+        }
+        if let Some(cpu) = probe.feeder_cpu {
+            knobs::pin(cpu, "--feeder-cpu")?;
+        }
+        knobs::apply_slack(probe.slack_ns)?;
+        probe.policy.apply()
+    })
+    .join()
+    .map_err(|_| "the knob probe panicked".to_string())?
+}
+
+/// Runs `config` over `schedule`: the loop on a thread of its own with the knobs set,
+/// the feeder beside it, the baseline after, and the verification.
+pub fn run(config: &Config, schedule: Arc<Schedule>) -> Result<LiveRun, String> {
+    let config = config.clone();
+    std::thread::Builder::new()
+        .name("timerbench-live".into())
+        .spawn(move || {
+            let variant = config.variant.clone();
+            timerbench_impls::registry::visit(&variant, LoopThread { config, schedule })
+        })
+        .map_err(|e| format!("cannot start the loop thread: {e}"))?
+        .join()
+        .map_err(|_| "the loop thread panicked".to_string())?
+}
+
+/// The loop thread's work, with the structure's concrete type.
+struct LoopThread {
+    config: Config,
+    schedule: Arc<Schedule>,
+}
+
+impl QueueVisitor for LoopThread {
+    type Output = Result<LiveRun, String>;
+
+    fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
+        let LoopThread { config, schedule } = self;
+        if let Some(cpu) = config.loop_cpu {
+            knobs::pin(cpu, "--pin")?;
+        }
+        let slack_ns = knobs::apply_slack(config.slack_ns)?;
+        config.policy.apply()?;
+        let epoll = sys::Epoll::new().map_err(|e| format!("epoll_create1: {e}"))?;
+        let origin_ns = sys::now_ns() + LEAD_NS;
+        let mut waiter = Waiter::new(config.strategy, &epoll, origin_ns, config.pwait2)?;
+        let (loop_end, feeder_end) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+        let limit_tick = config.duration_ns / config.tick_ns;
+        let cut_at_tick = (schedule.end_tick > limit_tick).then_some(limit_tick);
+        let end_tick = schedule.end_tick.min(limit_tick);
+        let count = schedule.arrivals_before(end_tick + u64::from(cut_at_tick.is_none()));
+        let end_ns = origin_ns + end_tick * config.tick_ns;
+        let stop = Arc::new(AtomicBool::new(false));
+        let feeder = feeder::spawn(
+            feeder::Feed {
+                schedule: schedule.clone(),
+                count,
+                origin_ns,
+                tick_ns: config.tick_ns,
+                end_ns,
+                cpu: config.feeder_cpu,
+            },
+            feeder_end,
+            stop.clone(),
+        );
+        let setup = event_loop::Setup {
+            schedule: &schedule,
+            origin_ns,
+            tick_ns: config.tick_ns,
+            workload_limit_ns: end_ns + config.max_behind_ns,
+            idle_ns: config.idle_ns,
+            max_behind_ns: config.max_behind_ns,
+        };
+        let queue: Q = variant.build(config.peak_pending as usize);
+        let outcome = event_loop::run(queue, &setup, loop_end, &epoll, &mut waiter);
+        stop.store(true, Ordering::Relaxed);
+        // The loop's end of the socket is closed by now, so a feeder blocked on a full
+        // socket gets EPIPE and returns.
+        let _ = feeder.join();
+        let outcome = outcome.map_err(|e| format!("the event loop failed: {e}"))?;
+        let span_ns = outcome.workload.wall_ns;
+        let baseline = baseline::run(
+            config.strategy,
+            &outcome.wake_targets,
+            span_ns,
+            config.pwait2,
+        )?;
+        let verification = verify::verify::<Q>(variant, &outcome.log);
+        Ok(LiveRun {
+            rearms: waiter.rearms,
+            outcome,
+            baseline,
+            verification,
+            slack_ns,
+            sent: count as u64,
+            cut_at_tick,
+        })
+    }
+}

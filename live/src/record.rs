@@ -1,0 +1,122 @@
+//! A live run as a record of `live.jsonl` ([`timerbench_results::live`]), with the
+//! conditions that move its figures: kernel, clock source, slack, policy, pins.
+
+use crate::measure::spread;
+use crate::schedule::Schedule;
+use crate::{Config, LiveRun};
+use timerbench_results::live::{Arrivals, LIVE_SCHEMA, LatenessParts, LiveRecord};
+
+/// Where the record was made, read once per command.
+#[derive(Debug, Clone, Default)]
+pub struct Machine {
+    /// When the command started, RFC 3339 in UTC.
+    pub started: String,
+    /// The build's git revision.
+    pub git_revision: String,
+    /// The host name.
+    pub host: String,
+}
+
+fn first_line(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().next().unwrap_or("").trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The kernel release (`/proc/sys/kernel/osrelease`).
+pub fn kernel() -> String {
+    first_line("/proc/sys/kernel/osrelease")
+}
+
+/// The clock source behind CLOCK_MONOTONIC.
+pub fn clock_source() -> String {
+    first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+}
+
+/// The record of `run`, made with `config` over `schedule`.
+pub fn record(
+    machine: &Machine,
+    config: &Config,
+    schedule: &Schedule,
+    run: &LiveRun,
+) -> LiveRecord {
+    let outcome = &run.outcome;
+    let lateness = &outcome.lateness;
+    let mut reasons = Vec::new();
+    let status = match &run.verification {
+        Ok(()) => "verified",
+        Err(why) => {
+            reasons.push(format!("unverified: {why}"));
+            "unverified"
+        }
+    };
+    if let Some(tick) = run.cut_at_tick {
+        reasons.push(format!(
+            "cut by --duration at tick {tick} of {} (the rest of the workload was not sent)",
+            schedule.end_tick
+        ));
+    }
+    if let Some(cut) = &outcome.cut {
+        reasons.push(cut.clone());
+    }
+    let behind = spread(&outcome.behind);
+    if behind.p99_ns > config.tick_ns {
+        reasons.push(format!(
+            "behind real time: 1% of the operations were applied more than {:.3} ms after \
+             their scheduled time (the most {:.3} ms), more than a tick: the loop could not \
+             keep up (operations too dense for real time at this --tick, a burst of \
+             firings, or a busy machine); the lateness includes that backlog",
+            behind.p99_ns as f64 / 1e6,
+            behind.max_ns as f64 / 1e6
+        ));
+    }
+    LiveRecord {
+        schema: LIVE_SCHEMA,
+        started: machine.started.clone(),
+        git_revision: machine.git_revision.clone(),
+        host: machine.host.clone(),
+        kernel: kernel(),
+        clock_source: clock_source(),
+        implementation: config.variant.label().to_string(),
+        precision: config.variant.declarations().precision.describe(),
+        workload: config.workload.clone(),
+        peak_pending: config.peak_pending,
+        tick_ns: config.tick_ns,
+        wait: config.strategy.name().to_string(),
+        period_ns: config.strategy.period_ns(),
+        timer_slack_ns: run.slack_ns,
+        policy: config.policy.name().to_string(),
+        priority: config.policy.priority(),
+        loop_cpu: config.loop_cpu,
+        feeder_cpu: config.feeder_cpu,
+        duration_limit_ns: config.duration_ns,
+        status: status.to_string(),
+        reasons,
+        end_tick: schedule.end_tick,
+        cut_at_tick: run
+            .cut_at_tick
+            .or(outcome.cut.as_ref().map(|_| outcome.end_tick)),
+        arrivals: Arrivals {
+            fill: schedule.fill.len() as u64,
+            scheduled: schedule.arrivals.len() as u64,
+            sent: run.sent,
+            applied: outcome.applied,
+            starts_as_restarts: outcome.starts_as_restarts,
+            behind,
+        },
+        firings: outcome.log.firings.len() as u64,
+        lateness: LatenessParts {
+            total: spread(&lateness.total),
+            rounding: spread(&lateness.rounding),
+            wake: spread(&lateness.wake),
+            dispatch: spread(&lateness.dispatch),
+            early: lateness.early,
+            most_early_ns: lateness.most_early_ns,
+        },
+        baseline: spread(&run.baseline),
+        workload_phase: outcome.workload,
+        idle_phase: outcome.idle,
+        timerfd_rearms: run.rearms,
+        missed_ticks: outcome.missed_ticks,
+    }
+}

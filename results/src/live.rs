@@ -1,0 +1,260 @@
+//! `live.jsonl`: the records of `timerbench live`, one structure in a real event loop on
+//! the monotonic clock (`docs/live.md`). A record kind of its own, with its own version
+//! ([`LIVE_SCHEMA`]), in a folder of its own, so that nothing that reads `results.jsonl`
+//! meets it. `FORMAT.md` ("`live.jsonl`") gives every field.
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+/// The file a live run writes in its folder.
+pub const LIVE_FILE: &str = "live.jsonl";
+
+/// The version of the live record this build writes and reads.
+pub const LIVE_SCHEMA: u32 = 1;
+
+/// `p50`, `p99`, `p99.9` and `max` of a set of durations, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spread {
+    /// How many values.
+    pub count: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+}
+
+/// The loop thread over one phase of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Length of the phase, wall clock.
+    pub wall_ns: u64,
+    /// Waits that returned.
+    pub wakeups: u64,
+    /// Waits that returned with no timer fired and no I/O.
+    pub useless_wakeups: u64,
+    /// `wakeups` per wall second.
+    pub wakeups_per_second: f64,
+    /// `useless_wakeups` per wall second.
+    pub useless_per_second: f64,
+    /// The loop thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+    pub cpu_ns: u64,
+    /// CPU milliseconds per wall second.
+    pub cpu_ms_per_second: f64,
+    /// Voluntary context switches (RUSAGE_THREAD).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (RUSAGE_THREAD).
+    pub involuntary_switches: u64,
+}
+
+/// How a run's lateness divides (`docs/live.md`): `total = rounding + wake + dispatch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatenessParts {
+    /// Callback minus deadline, wall clock.
+    pub total: Spread,
+    /// The wait's requested end minus the deadline: the structure's and strategy's part.
+    pub rounding: Spread,
+    /// The wait's return minus its requested end: the kernel's and scheduler's part.
+    pub wake: Spread,
+    /// The callback minus the wait's return.
+    pub dispatch: Spread,
+    /// Firings before their deadline (0 but for an approximate structure's clamp).
+    pub early: u64,
+    /// The most an early firing came before its deadline.
+    pub most_early_ns: u64,
+}
+
+/// The operations as they arrived and were applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrivals {
+    /// Leading starts applied before the clock started (the fill).
+    pub fill: u64,
+    /// Operations of the workload after the fill.
+    pub scheduled: u64,
+    /// Those sent by the feeder (fewer when the run was cut by its limit).
+    pub sent: u64,
+    /// Those the loop applied.
+    pub applied: u64,
+    /// Starts of a timer still pending in the structure, applied as restarts.
+    pub starts_as_restarts: u64,
+    /// How long after its scheduled time each operation was applied.
+    pub behind: Spread,
+}
+
+/// One live run: one implementation, one wait strategy, one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveRecord {
+    /// [`LIVE_SCHEMA`].
+    pub schema: u32,
+    /// When the run started, RFC 3339 in UTC.
+    pub started: String,
+    /// The git revision of the build.
+    pub git_revision: String,
+    /// The host name.
+    pub host: String,
+    /// `/proc/sys/kernel/osrelease`.
+    pub kernel: String,
+    /// `/sys/devices/system/clocksource/clocksource0/current_clocksource`.
+    pub clock_source: String,
+    /// The variant's label, e.g. `netty-wheel:tick=100`.
+    pub implementation: String,
+    /// `exact`, or `approximate: ` and the bound.
+    pub precision: String,
+    /// The workload's name.
+    pub workload: String,
+    /// Its most pending timers at once (the model's).
+    pub peak_pending: u64,
+    /// Nanoseconds per workload tick.
+    pub tick_ns: u64,
+    /// `pwait2`, `wait`, `timerfd` or `tick`.
+    pub wait: String,
+    /// The period of `tick`, else `null`.
+    pub period_ns: Option<u64>,
+    /// The loop thread's timer slack, read back after setting it.
+    pub timer_slack_ns: u64,
+    /// `other`, `fifo` or `rr`.
+    pub policy: String,
+    /// The real-time priority (0 for `other`).
+    pub priority: i32,
+    /// The CPU the loop was pinned to, if any.
+    pub loop_cpu: Option<usize>,
+    /// The CPU the feeder was pinned to, if any.
+    pub feeder_cpu: Option<usize>,
+    /// The workload phase's limit (`--duration`).
+    pub duration_limit_ns: u64,
+    /// `verified`, `unverified` or `failed`.
+    pub status: String,
+    /// Why not verified, why cut, why too dense: every reason, in words.
+    pub reasons: Vec<String>,
+    /// The workload's last tick, and the tick at which the run was cut (if it was).
+    pub end_tick: u64,
+    /// The tick at which the workload phase stopped short of `end_tick`, if it did.
+    pub cut_at_tick: Option<u64>,
+    /// The operations.
+    pub arrivals: Arrivals,
+    /// Timers fired.
+    pub firings: u64,
+    /// Lateness of the firings and its parts.
+    pub lateness: LatenessParts,
+    /// The bare loop's lateness to the same deadlines with the same wait.
+    pub baseline: Spread,
+    /// The workload phase.
+    pub workload_phase: Usage,
+    /// The idle phase: no timer pending, nothing arriving.
+    pub idle_phase: Usage,
+    /// Re-arms of the timerfd (`timerfd` only).
+    pub timerfd_rearms: u64,
+    /// Periods the `tick` loop missed (expirations read beyond one per wakeup).
+    pub missed_ticks: u64,
+}
+
+/// Appends `record` as one line to `folder/live.jsonl`, creating both if needed.
+pub fn append_live(folder: &Path, record: &LiveRecord) -> anyhow::Result<()> {
+    std::fs::create_dir_all(folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let path = folder.join(LIVE_FILE);
+    let mut line = serde_json::to_string(record).context("serialising a live record")?;
+    line.push('\n');
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    file.write_all(line.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reads `live.jsonl`, refusing a line of another version with its line number.
+pub fn read_live(path: &Path) -> anyhow::Result<Vec<LiveRecord>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut records = Vec::new();
+    for (index, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = || format!("{}:{}", path.display(), index + 1);
+        let value: serde_json::Value =
+            serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
+        match value.get("schema").and_then(|s| s.as_u64()) {
+            Some(v) if v == u64::from(LIVE_SCHEMA) => {}
+            Some(v) => anyhow::bail!(
+                "{}: live schema version {v}; this timerbench reads {LIVE_SCHEMA}",
+                at()
+            ),
+            None => anyhow::bail!("{}: no `schema`: not a timerbench live record", at()),
+        }
+        records.push(
+            serde_json::from_value(value)
+                .with_context(|| format!("{}: not a live record", at()))?,
+        );
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> LiveRecord {
+        LiveRecord {
+            schema: LIVE_SCHEMA,
+            started: "2026-01-01T00:00:00Z".into(),
+            git_revision: "abc".into(),
+            host: "h".into(),
+            kernel: "6.18".into(),
+            clock_source: "tsc".into(),
+            implementation: "netty-wheel:tick=100".into(),
+            precision: "approximate: less than one worker tick".into(),
+            workload: "keepalive-200".into(),
+            peak_pending: 200,
+            tick_ns: 1_000_000,
+            wait: "tick".into(),
+            period_ns: Some(100_000_000),
+            timer_slack_ns: 50_000,
+            policy: "other".into(),
+            priority: 0,
+            loop_cpu: Some(1),
+            feeder_cpu: None,
+            duration_limit_ns: 10_000_000_000,
+            status: "verified".into(),
+            reasons: vec![],
+            end_tick: 1000,
+            cut_at_tick: None,
+            arrivals: Arrivals::default(),
+            firings: 3,
+            lateness: LatenessParts::default(),
+            baseline: Spread::default(),
+            workload_phase: Usage::default(),
+            idle_phase: Usage::default(),
+            timerfd_rearms: 0,
+            missed_ticks: 0,
+        }
+    }
+
+    #[test]
+    fn records_read_back_and_another_version_is_refused_with_its_line() {
+        let folder = tempfile::tempdir().unwrap();
+        append_live(folder.path(), &record()).unwrap();
+        append_live(folder.path(), &record()).unwrap();
+        let path = folder.path().join(LIVE_FILE);
+        assert_eq!(read_live(&path).unwrap(), vec![record(), record()]);
+        let newer = serde_json::to_string(&LiveRecord {
+            schema: 2,
+            ..record()
+        })
+        .unwrap();
+        std::fs::write(&path, format!("{newer}\n")).unwrap();
+        let error = read_live(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("live.jsonl:1: live schema version 2"),
+            "{error}"
+        );
+    }
+}
