@@ -12,7 +12,7 @@ pub mod selection;
 pub mod table;
 
 use clap::{Parser, Subcommand};
-use cmd::{cell, compare, generate, import, list, rank, replay, report, reproduce, run};
+use cmd::{ab, cell, compare, generate, import, list, rank, replay, report, reproduce, run};
 use std::process::ExitCode;
 
 /// The timer-queue workbench: replay workloads through every implementation and verify
@@ -38,6 +38,9 @@ enum Command {
     Rank(rank::Args),
     Import(import::Args),
     Reproduce(reproduce::Args),
+    Ab(ab::Args),
+    #[command(name = "ab-side", hide = true)]
+    AbSide(ab::side::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -54,6 +57,8 @@ pub fn main() -> ExitCode {
         Command::Rank(args) => rank::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Ab(args) => ab::run(&args),
+        Command::AbSide(args) => ab::side::run(&args),
     };
     match result {
         Ok(code) => code,
