@@ -12,7 +12,9 @@ pub mod selection;
 pub mod table;
 
 use clap::{Parser, Subcommand};
-use cmd::{ab, cell, compare, generate, import, list, rank, replay, report, reproduce, run};
+use cmd::{
+    ab, cell, combine, compare, generate, import, list, rank, replay, report, reproduce, run,
+};
 use std::process::ExitCode;
 
 /// The timer-queue workbench: replay workloads through every implementation and verify
@@ -39,6 +41,7 @@ enum Command {
     Import(import::Args),
     Reproduce(reproduce::Args),
     Ab(ab::Args),
+    Combine(combine::Args),
     #[command(name = "ab-side", hide = true)]
     AbSide(ab::side::Args),
 }
@@ -58,6 +61,7 @@ pub fn main() -> ExitCode {
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Ab(args) => ab::run(&args),
+        Command::Combine(args) => combine::run(&args),
         Command::AbSide(args) => ab::side::run(&args),
     };
     match result {

@@ -3,6 +3,7 @@
 
 pub mod ab;
 pub mod cell;
+pub mod combine;
 pub mod compare;
 pub mod generate;
 pub mod import;
