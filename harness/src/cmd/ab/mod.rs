@@ -1,7 +1,8 @@
 //! `timerbench ab`: A and B compared as a duet (Bulej et al., ICPE 2020) on chosen cells.
 //!
 //! A and B are two builds of one structure (`--a-bin`, `--b-bin`: two `timerbench`
-//! binaries) or two parameter variants (`--a`, `--b`), or both. Each cell starts one child
+//! binaries; or `--a-rev`, `--b-rev`: two git revisions, built by [`build`]) or two
+//! parameter variants (`--a`, `--b`), or both. Each cell starts one child
 //! per side ([`side`], the hidden `ab-side` subcommand of each side's binary), which
 //! verifies its side before anything is timed. Every round arms both (each pinned to its
 //! own core, a fresh queue, the fill replayed), waits for both, then starts both timed
@@ -16,6 +17,7 @@
 pub mod side;
 pub mod stats;
 
+mod build;
 mod duet;
 
 use anyhow::{Context, bail};
@@ -52,6 +54,13 @@ pub struct Args {
     /// The binary that runs B (default: this one).
     #[arg(long, value_name = "PATH")]
     b_bin: Option<PathBuf>,
+    /// A git revision of this repository that runs A: built with `cargo build --release`
+    /// into a target directory of its own under `--out`.
+    #[arg(long, value_name = "REV", conflicts_with = "a_bin")]
+    a_rev: Option<String>,
+    /// The git revision that runs B, built likewise.
+    #[arg(long, value_name = "REV", conflicts_with = "b_bin")]
+    b_rev: Option<String>,
     /// Rounds per cell: one timed replay of each side per round.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
     rounds: u32,
@@ -116,22 +125,27 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Variant::parse(label).map_err(|why| anyhow::anyhow!("{flag} {label}: {why}"))?;
     }
     let this = std::env::current_exe().context("cannot find this binary's path")?;
-    let binary = |given: &Option<PathBuf>, flag: &str| -> anyhow::Result<PathBuf> {
-        match given {
-            Some(path) if !path.is_file() => bail!("{flag} {}: no such file", path.display()),
-            Some(path) => Ok(path.clone()),
-            None => Ok(this.clone()),
-        }
-    };
+    let builds = args.out.join("builds");
+    let binary =
+        |given: &Option<PathBuf>, revision: &Option<String>, side: &str| match (given, revision) {
+            (Some(path), _) if !path.is_file() => {
+                bail!("--{side}-bin {}: no such file", path.display())
+            }
+            (Some(path), _) => Ok(path.clone()),
+            (None, Some(revision)) => {
+                build::build_revision(&format!("--{side}-rev"), revision, &builds)
+            }
+            (None, None) => Ok(this.clone()),
+        };
     let sides = [
         SideSpec {
             variant: args.a.clone(),
-            binary: binary(&args.a_bin, "--a-bin")?,
+            binary: binary(&args.a_bin, &args.a_rev, "a")?,
             slowdown: None,
         },
         SideSpec {
             variant: b,
-            binary: binary(&args.b_bin, "--b-bin")?,
+            binary: binary(&args.b_bin, &args.b_rev, "b")?,
             slowdown: args.inject_b_slowdown,
         },
     ];
