@@ -28,20 +28,22 @@ use std::process::ExitCode;
 use timerbench_impls::Variant;
 use timerbench_results::ab::{AB_FILE, AbRecord, AbSolo};
 use timerbench_workloads::families::{self, GenSpec};
+use timerbench_workloads::suite::{LEVELS, SuiteFile};
 use timerbench_workloads::writer;
 
 /// Compare A and B as a duet: both timed at once, one per core, cores swapped every round.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The workload family.
+    /// A workload of the standard suite (`hold-exponential`: its family, parameters and
+    /// seed), or a family with its defaults (`hold`).
     #[arg(long)]
     workload: String,
     /// The number of timers (repeatable: one duet per size).
     #[arg(long, required = true, value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
-    /// The seed the workload is generated with.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// The seed the workload is generated with (default: the suite workload's, or 1).
+    #[arg(long)]
+    seed: Option<u64>,
     /// A's implementation and parameters (`NAME` or `NAME:key=value,...`).
     #[arg(long, value_name = "VARIANT")]
     a: String,
@@ -154,8 +156,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot create {}", workloads.display()))?;
     let mut records = Vec::new();
     for &timers in &args.timers {
-        let path = generate(&args.workload, timers, args.seed, &workloads)?;
-        let record = duet_cell(args, &sides, &path, timers)?;
+        let (path, seed) = generate(&args.workload, timers, args.seed, &workloads)?;
+        let record = duet_cell(args, &sides, &path, timers, seed)?;
         println!("{}", summary_line(&record));
         records.push(record);
     }
@@ -163,20 +165,47 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the workload `family` at `timers` into `dir` and returns its path.
-fn generate(family: &str, timers: u64, seed: u64, dir: &Path) -> anyhow::Result<PathBuf> {
-    let spec = GenSpec {
-        timers,
-        ops: None,
-        seed,
-        params: Vec::new(),
+/// What `--workload NAME` generates at `timers`: the standard suite's workload of that
+/// name (its family, parameters, operations and seed), else the family `NAME` with its
+/// defaults; `seed` replaces the seed when given.
+fn gen_spec(name: &str, timers: u64, seed: Option<u64>) -> (String, GenSpec) {
+    let suite = SuiteFile::standard();
+    let defined = LEVELS
+        .iter()
+        .filter_map(|level| suite.cases(level).ok())
+        .flatten()
+        .find(|case| case.workload == name);
+    let (family, mut spec) = match defined {
+        Some(case) => (case.family, case.spec),
+        None => (
+            name.to_string(),
+            GenSpec {
+                timers,
+                ops: None,
+                seed: 1,
+                params: Vec::new(),
+            },
+        ),
     };
-    let workload =
-        families::generate(family, &spec).map_err(|why| anyhow::anyhow!("--workload: {why}"))?;
-    let path = dir.join(format!("{family}-{timers}-seed{seed}.tw"));
+    spec.timers = timers;
+    spec.seed = seed.unwrap_or(spec.seed);
+    (family, spec)
+}
+
+/// Writes the workload `name` at `timers` into `dir`; its path and seed.
+fn generate(
+    name: &str,
+    timers: u64,
+    seed: Option<u64>,
+    dir: &Path,
+) -> anyhow::Result<(PathBuf, u64)> {
+    let (family, spec) = gen_spec(name, timers, seed);
+    let workload = families::generate(&family, &spec)
+        .map_err(|why| anyhow::anyhow!("--workload {name}: {why}"))?;
+    let path = dir.join(format!("{name}-{timers}-seed{}.tw", spec.seed));
     writer::write_file(&path, &workload)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+    Ok((path, spec.seed))
 }
 
 /// One cell's duet (and solo phase), as its record.
@@ -185,6 +214,7 @@ fn duet_cell(
     sides: &[SideSpec; 2],
     workload: &Path,
     timers: u64,
+    seed: u64,
 ) -> anyhow::Result<AbRecord> {
     let mut duet = Duet::start(sides, workload)?;
     let (a_ns, b_ns) = duet.rounds(args.rounds, args.cores)?;
@@ -202,7 +232,7 @@ fn duet_cell(
     Ok(AbRecord {
         workload: args.workload.clone(),
         timers,
-        seed: args.seed,
+        seed,
         a,
         b,
         cores: args.cores,
@@ -282,4 +312,22 @@ fn append_records(path: &Path, records: &[AbRecord]) -> anyhow::Result<()> {
         .open(path)
         .and_then(|mut file| file.write_all(text.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_workload_brings_its_family_and_parameters_and_a_family_its_defaults() {
+        let (family, spec) = gen_spec("hold-exponential", 1000, None);
+        assert_eq!(family, "hold");
+        assert_eq!(spec.timers, 1000);
+        assert!(!spec.params.is_empty(), "{spec:?}");
+        let (family, spec) = gen_spec("hold", 10, Some(9));
+        assert_eq!(
+            (family.as_str(), spec.seed, spec.params.len()),
+            ("hold", 9, 0)
+        );
+    }
 }
