@@ -15,8 +15,8 @@
 //! `unverified REASON` (then it exits 0: a wrong structure is a result, not a crash).
 //!
 //! A study of the method needs a known slowdown: with `TIMERBENCH_AB_SLOWDOWN_PERCENT=X`
-//! the side times one replay first, and then spins, inside the clock, X% of that replay's
-//! time after every timed replay (per operation, X% of the measured time per operation,
+//! the side times three replays first, and then spins, inside the clock, X% of their
+//! median after every timed replay (per operation, X% of the measured time per operation,
 //! summed over the replay's operations; spun at the end so that the structure's own
 //! memory behaviour is untouched).
 
@@ -99,8 +99,11 @@ impl QueueVisitor for Side<'_> {
             variant,
             capacity: verified.capacity()?,
         };
-        let calibration = timed_replay::<Q>(&split, recipe, &reference)?;
-        let delay = calibration.mul_f64(self.slowdown / 100.0);
+        let delay = if self.slowdown > 0.0 {
+            calibrate::<Q>(&split, recipe, &reference)?.mul_f64(self.slowdown / 100.0)
+        } else {
+            Duration::ZERO
+        };
         let operations = split.operations(Operations::Lines);
         writeln!(
             out,
@@ -128,6 +131,24 @@ fn verify_side<Q: TimerQueue<u64>>(
         Ok((verified, reference))
     }
 }
+
+/// The median of [`CALIBRATION_REPLAYS`] timed replays: the time the injected slowdown is
+/// a percentage of (a median, so that one replay disturbed by the partner's start-up does
+/// not set it).
+fn calibrate<Q: TimerQueue<u64>>(
+    split: &TimedWorkload,
+    recipe: Recipe<'_>,
+    reference: &Summary,
+) -> anyhow::Result<Duration> {
+    let mut times = (0..CALIBRATION_REPLAYS)
+        .map(|_| timed_replay::<Q>(split, recipe, reference))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    times.sort_unstable();
+    Ok(times[times.len() / 2])
+}
+
+/// Replays timed to calibrate an injected slowdown.
+const CALIBRATION_REPLAYS: usize = 3;
 
 /// One timed replay of a fresh queue, checked: its time.
 fn timed_replay<Q: TimerQueue<u64>>(
