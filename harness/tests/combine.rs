@@ -104,6 +104,7 @@ fn compare_over_runs_says_differs_only_beyond_the_runs_interval() {
     );
     assert!(line(&stdout, "cron").contains("same"), "{stdout}");
     assert!(stdout.contains("1 of 2 cells differ"), "{stdout}");
+    assert!(stdout.contains("1 of 2 cells within ±5%"), "{stdout}");
     // The two-folder form is unchanged.
     assert_succeeded(&timerbench(&["compare", "a1", "b1"], dir.path()));
 }

@@ -18,6 +18,9 @@ use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The band of the closing count of cells whose means agree.
+const WITHIN: f64 = 0.05;
+
 /// The 95% interval of B/A from each side's combined runs, or `None` when a side has
 /// fewer than two runs.
 pub fn ratio_interval(a: Combined, b: Combined) -> Option<[f64; 2]> {
@@ -59,6 +62,7 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
     let (cells_a, cells_b) = (combined_cells(&runs_a), combined_cells(&runs_b));
     let mut rows = Vec::new();
     let mut differs = 0;
+    let mut within = 0;
     for (key, side_a) in &cells_a {
         let Some(side_b) = cells_b.get(key) else {
             continue;
@@ -66,6 +70,7 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
         let interval = ratio_interval(*side_a, *side_b);
         let word = verdict(interval);
         differs += usize::from(word.starts_with("differs"));
+        within += usize::from((side_b.mean / side_a.mean - 1.0).abs() <= WITHIN);
         rows.push(vec![
             key.workload.clone(),
             key.timers.to_string(),
@@ -99,6 +104,7 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
     println!(
         "\n{differs} of {total} cells differ: their interval of B/A (runs as the top level) excludes 1."
     );
+    println!("{within} of {total} cells within ±5% (the ratio of the means).");
     Ok(ExitCode::SUCCESS)
 }
 
