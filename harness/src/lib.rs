@@ -13,7 +13,8 @@ pub mod table;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    cell, compare, engine, generate, import, list, live, rank, replay, report, reproduce, run,
+    ab, cell, combine, compare, engine, generate, import, list, live, rank, replay, report,
+    reproduce, run,
 };
 use std::process::ExitCode;
 
@@ -42,6 +43,10 @@ enum Command {
     Reproduce(reproduce::Args),
     Engine(engine::Args),
     Live(live::Args),
+    Ab(ab::Args),
+    Combine(combine::Args),
+    #[command(name = "ab-side", hide = true)]
+    AbSide(ab::side::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -60,6 +65,9 @@ pub fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Live(args) => live::run(&args),
+        Command::Ab(args) => ab::run(&args),
+        Command::Combine(args) => combine::run(&args),
+        Command::AbSide(args) => ab::side::run(&args),
     };
     match result {
         Ok(code) => code,

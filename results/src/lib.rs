@@ -25,6 +25,7 @@
 //! crate: every field with its type and unit, what "per operation" means, the versions.
 //! This crate's folder is also where runs land; only its sources are tracked by git.
 
+pub mod ab;
 pub mod findings;
 pub mod folder;
 pub mod histogram;

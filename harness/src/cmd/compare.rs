@@ -35,6 +35,7 @@ use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, 
 mod lists;
 mod machine;
 mod render;
+mod runs;
 
 /// How many combined standard deviations apart two medians must be to be beyond noise.
 pub const K: f64 = 3.0;
@@ -54,11 +55,18 @@ const WITHIN: f64 = 0.05;
 #[derive(clap::Args)]
 pub struct Args {
     /// The baseline results folder (of `timerbench run`).
-    #[arg(value_name = "A")]
-    a: PathBuf,
+    #[arg(value_name = "A", required_unless_present = "runs_a")]
+    a: Option<PathBuf>,
     /// The results folder compared with it.
-    #[arg(value_name = "B")]
-    b: PathBuf,
+    #[arg(value_name = "B", required_unless_present = "runs_a")]
+    b: Option<PathBuf>,
+    /// Several runs of the baseline (with `--b`): each cell's mean over runs, and
+    /// "differs" only where the runs' 95% interval of B/A excludes 1 (`compare/runs.rs`).
+    #[arg(long = "a", value_name = "RUN", num_args = 1.., requires = "runs_b", conflicts_with_all = ["a", "b"])]
+    runs_a: Vec<PathBuf>,
+    /// Several runs compared with the `--a` runs.
+    #[arg(long = "b", value_name = "RUN", num_args = 1.., requires = "runs_a")]
+    runs_b: Vec<PathBuf>,
     /// `text` (aligned columns) or `markdown` (a GitHub table, for an issue).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -207,8 +215,14 @@ struct Comparison {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let a = load(&args.a)?;
-    let b = load(&args.b)?;
+    if !args.runs_a.is_empty() {
+        return runs::run(&args.runs_a, &args.runs_b, args.format);
+    }
+    let (Some(a), Some(b)) = (&args.a, &args.b) else {
+        bail!("give two results folders A B, or several runs with --a RUN... --b RUN...");
+    };
+    let a = load(a)?;
+    let b = load(b)?;
     let selected = |key: &CellKey, record: &CellRecord| {
         (args.workloads.is_empty()
             || args

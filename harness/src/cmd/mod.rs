@@ -1,7 +1,9 @@
 //! The subcommands of `timerbench`, one module each (`cell` is the hidden measuring child
 //! that `run` starts); the support they share lives beside this folder in `src/`.
 
+pub mod ab;
 pub mod cell;
+pub mod combine;
 pub mod compare;
 pub mod engine;
 pub mod generate;

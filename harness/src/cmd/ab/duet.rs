@@ -1,0 +1,203 @@
+//! The parent's side of a duet: the two `ab-side` children, their commands, the rounds.
+
+use super::side::SLOWDOWN_VARIABLE;
+use anyhow::{Context, bail};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use timerbench_results::ab::AbSide;
+
+/// What one side runs.
+pub(super) struct SideSpec {
+    pub variant: String,
+    pub binary: PathBuf,
+    /// The injected slowdown, percent, for studies of the method.
+    pub slowdown: Option<f64>,
+}
+
+/// One running side.
+struct Running {
+    name: &'static str,
+    variant: String,
+    binary: PathBuf,
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    digest: String,
+    operations: u64,
+    delay_ns: u64,
+}
+
+/// Both sides of one cell, verified and waiting for commands.
+pub(super) struct Duet {
+    sides: [Running; 2],
+}
+
+impl Duet {
+    /// Starts both children on `workload` and waits until both verified.
+    pub fn start(specs: &[SideSpec; 2], workload: &Path) -> anyhow::Result<Self> {
+        let a = spawn("A", &specs[0], workload)?;
+        let b = spawn("B", &specs[1], workload)?;
+        let mut sides = [a, b];
+        for side in &mut sides {
+            side.wait_ready()?;
+        }
+        Ok(Duet { sides })
+    }
+
+    /// `rounds` duet rounds: A on `cores[0]` and B on `cores[1]` in even rounds, swapped in
+    /// odd ones; both armed before either starts. Each side's times, one per round.
+    pub fn rounds(
+        &mut self,
+        rounds: u32,
+        cores: [usize; 2],
+    ) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
+        let (mut a_ns, mut b_ns) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let swap = round % 2 == 1;
+            let [a, b] = &mut self.sides;
+            a.send(&format!("arm {}", cores[usize::from(swap)]))?;
+            b.send(&format!("arm {}", cores[usize::from(!swap)]))?;
+            a.expect_armed()?;
+            b.expect_armed()?;
+            a.send("go")?;
+            b.send("go")?;
+            a_ns.push(a.read_ns()?);
+            b_ns.push(b.read_ns()?);
+        }
+        Ok((a_ns, b_ns))
+    }
+
+    /// `rounds` solo rounds on `core`: A alone, then B alone (the other waits on its pipe).
+    pub fn solo(&mut self, rounds: u32, core: usize) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
+        let mut times = [Vec::new(), Vec::new()];
+        for _ in 0..rounds {
+            for (side, times) in self.sides.iter_mut().zip(&mut times) {
+                side.send(&format!("arm {core}"))?;
+                side.expect_armed()?;
+                side.send("go")?;
+                times.push(side.read_ns()?);
+            }
+        }
+        let [a, b] = times;
+        Ok((a, b))
+    }
+
+    /// Ends both children and returns the sides' records with their duet times.
+    pub fn finish(self, a_ns: Vec<u64>, b_ns: Vec<u64>) -> anyhow::Result<[AbSide; 2]> {
+        let [a, b] = self.sides;
+        Ok([a.finish(a_ns)?, b.finish(b_ns)?])
+    }
+}
+
+/// Starts the `ab-side` child of `spec`.
+fn spawn(name: &'static str, spec: &SideSpec, workload: &Path) -> anyhow::Result<Running> {
+    let mut command = Command::new(&spec.binary);
+    command
+        .arg("ab-side")
+        .arg("--workload")
+        .arg(workload)
+        .arg("--implementation")
+        .arg(&spec.variant)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .env_remove(SLOWDOWN_VARIABLE);
+    if let Some(percent) = spec.slowdown {
+        command.env(SLOWDOWN_VARIABLE, percent.to_string());
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start side {name}: {}", spec.binary.display()))?;
+    let input = child.stdin.take().context("no standard input")?;
+    let output = BufReader::new(child.stdout.take().context("no standard output")?);
+    Ok(Running {
+        name,
+        variant: spec.variant.clone(),
+        binary: spec.binary.clone(),
+        child,
+        input,
+        output,
+        digest: String::new(),
+        operations: 0,
+        delay_ns: 0,
+    })
+}
+
+impl Running {
+    /// Who this side is, for messages.
+    fn who(&self) -> String {
+        format!(
+            "side {} ({}, {})",
+            self.name,
+            self.variant,
+            self.binary.display()
+        )
+    }
+
+    fn send(&mut self, command: &str) -> anyhow::Result<()> {
+        writeln!(self.input, "{command}")
+            .and_then(|()| self.input.flush())
+            .with_context(|| format!("{} stopped taking commands", self.who()))
+    }
+
+    /// The child's next line; its end is the child's failure, told with its status (its
+    /// own message is on standard error, above).
+    fn read_line(&mut self) -> anyhow::Result<String> {
+        let mut line = String::new();
+        let read = self.output.read_line(&mut line);
+        if matches!(read, Ok(0) | Err(_)) {
+            let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+            bail!("{} ended ({status}); its message is above", self.who());
+        }
+        Ok(line.trim_end().to_string())
+    }
+
+    fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let line = self.read_line()?;
+        if let Some(reason) = line.strip_prefix("unverified ") {
+            bail!("{} did not verify: {reason}", self.who());
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ["ready", digest, operations, delay] = words.as_slice() else {
+            bail!(
+                "{} answered {line:?}, expected `ready ...` (an older binary without `ab-side`?)",
+                self.who()
+            );
+        };
+        self.digest = digest.to_string();
+        self.operations = operations.parse().context("bad operation count")?;
+        self.delay_ns = delay.parse().context("bad delay")?;
+        Ok(())
+    }
+
+    fn expect_armed(&mut self) -> anyhow::Result<()> {
+        match self.read_line()?.as_str() {
+            "armed" => Ok(()),
+            other => bail!("{} answered {other:?}, expected `armed`", self.who()),
+        }
+    }
+
+    fn read_ns(&mut self) -> anyhow::Result<u64> {
+        let line = self.read_line()?;
+        line.strip_prefix("ns ")
+            .and_then(|ns| ns.parse().ok())
+            .with_context(|| format!("{} answered {line:?}, expected `ns N`", self.who()))
+    }
+
+    fn finish(mut self, duet_ns: Vec<u64>) -> anyhow::Result<AbSide> {
+        self.send("quit")?;
+        let status = self.child.wait()?;
+        if !status.success() {
+            bail!("{} exited with {status}", self.who());
+        }
+        Ok(AbSide {
+            variant: self.variant,
+            binary: self.binary.display().to_string(),
+            digest: self.digest,
+            operations: self.operations,
+            duet_ns,
+            injected_delay_ns: (self.delay_ns > 0).then_some(self.delay_ns),
+        })
+    }
+}

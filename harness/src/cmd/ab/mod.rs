@@ -1,0 +1,333 @@
+//! `timerbench ab`: A and B compared as a duet (Bulej et al., ICPE 2020) on chosen cells.
+//!
+//! A and B are two builds of one structure (`--a-bin`, `--b-bin`: two `timerbench`
+//! binaries; or `--a-rev`, `--b-rev`: two git revisions, built by [`build`]) or two
+//! parameter variants (`--a`, `--b`), or both. Each cell starts one child
+//! per side ([`side`], the hidden `ab-side` subcommand of each side's binary), which
+//! verifies its side before anything is timed. Every round arms both (each pinned to its
+//! own core, a fresh queue, the fill replayed), waits for both, then starts both timed
+//! replays at once, so that whatever else the machine does in that interval (the host's
+//! memory state, a neighbour's burst) hits both; the cores swap every round, so that a
+//! faster core favours neither. The ratio B/A of each round is the sample: its median, a
+//! bootstrap 95% interval and the verdict ([`stats`]) go into one record per cell in
+//! `ab.jsonl` (`results/FORMAT.md`, *A/B records*). `--solo` adds a phase that times each
+//! side alone, to state how much the partner (shared cache, memory bandwidth) moves the
+//! absolute figure: the duet's ratio is what it resolves, not the absolute time.
+
+pub mod side;
+pub mod stats;
+
+mod build;
+mod duet;
+
+use anyhow::{Context, bail};
+use duet::{Duet, SideSpec};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use timerbench_impls::Variant;
+use timerbench_results::ab::{AB_FILE, AbRecord, AbSolo};
+use timerbench_workloads::families::{self, GenSpec};
+use timerbench_workloads::suite::{LEVELS, SuiteFile};
+use timerbench_workloads::writer;
+
+/// Compare A and B as a duet: both timed at once, one per core, cores swapped every round.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A workload of the standard suite (`hold-exponential`: its family, parameters and
+    /// seed), or a family with its defaults (`hold`).
+    #[arg(long)]
+    workload: String,
+    /// The number of timers (repeatable: one duet per size).
+    #[arg(long, required = true, value_parser = clap::value_parser!(u64).range(1..))]
+    timers: Vec<u64>,
+    /// The seed the workload is generated with (default: the suite workload's, or 1).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A's implementation and parameters (`NAME` or `NAME:key=value,...`).
+    #[arg(long, value_name = "VARIANT")]
+    a: String,
+    /// B's (default: A's, for two builds of one structure).
+    #[arg(long, value_name = "VARIANT")]
+    b: Option<String>,
+    /// The binary that runs A (default: this one).
+    #[arg(long, value_name = "PATH")]
+    a_bin: Option<PathBuf>,
+    /// The binary that runs B (default: this one).
+    #[arg(long, value_name = "PATH")]
+    b_bin: Option<PathBuf>,
+    /// A git revision of this repository that runs A: built with `cargo build --release`
+    /// into a target directory of its own under `--out`.
+    #[arg(long, value_name = "REV", conflicts_with = "a_bin")]
+    a_rev: Option<String>,
+    /// The git revision that runs B, built likewise.
+    #[arg(long, value_name = "REV", conflicts_with = "b_bin")]
+    b_rev: Option<String>,
+    /// Rounds per cell: one timed replay of each side per round.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..))]
+    rounds: u32,
+    /// The two CPUs, `FIRST,SECOND`.
+    #[arg(long, default_value = "0,1", value_parser = parse_cores)]
+    cores: [usize; 2],
+    /// Also time each side alone on the first core, as many rounds, to state the
+    /// partner's effect on the absolute figure.
+    #[arg(long)]
+    solo: bool,
+    /// The equivalence margin, percent: an interval within 1 ± margin is "no change".
+    #[arg(long, default_value_t = 0.0, value_parser = parse_margin)]
+    margin: f64,
+    /// Bootstrap resamples of the ratios.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(100..))]
+    resamples: u32,
+    /// The seed of the bootstrap's generator.
+    #[arg(long, default_value_t = 1)]
+    bootstrap_seed: u64,
+    /// The folder the records (`ab.jsonl`, appended) and the workloads go to.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// For studies of the method: B spins this percentage of its own measured replay
+    /// time inside every timed replay (sets `TIMERBENCH_AB_SLOWDOWN_PERCENT` for B).
+    #[arg(long, hide = true, value_name = "PERCENT", value_parser = parse_margin)]
+    inject_b_slowdown: Option<f64>,
+}
+
+/// `FIRST,SECOND`: two different CPU numbers.
+fn parse_cores(text: &str) -> Result<[usize; 2], String> {
+    let parse = |part: &str| {
+        part.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("expected two CPU numbers FIRST,SECOND, got {text:?}"))
+    };
+    match text.split_once(',') {
+        Some((first, second)) => {
+            let cores = [parse(first)?, parse(second)?];
+            if cores[0] == cores[1] {
+                return Err(format!("the two CPUs must differ, got {text:?}"));
+            }
+            Ok(cores)
+        }
+        None => Err(format!(
+            "expected two CPU numbers FIRST,SECOND, got {text:?}"
+        )),
+    }
+}
+
+/// A percentage of 0 or more.
+fn parse_margin(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value >= 0.0 && value.is_finite() => Ok(value),
+        _ => Err(format!("expected a percentage of 0 or more, got {text:?}")),
+    }
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let b = args.b.clone().unwrap_or_else(|| args.a.clone());
+    for (flag, label) in [("--a", &args.a), ("--b", &b)] {
+        Variant::parse(label).map_err(|why| anyhow::anyhow!("{flag} {label}: {why}"))?;
+    }
+    let this = std::env::current_exe().context("cannot find this binary's path")?;
+    let builds = args.out.join("builds");
+    let binary =
+        |given: &Option<PathBuf>, revision: &Option<String>, side: &str| match (given, revision) {
+            (Some(path), _) if !path.is_file() => {
+                bail!("--{side}-bin {}: no such file", path.display())
+            }
+            (Some(path), _) => Ok(path.clone()),
+            (None, Some(revision)) => {
+                build::build_revision(&format!("--{side}-rev"), revision, &builds)
+            }
+            (None, None) => Ok(this.clone()),
+        };
+    let sides = [
+        SideSpec {
+            variant: args.a.clone(),
+            binary: binary(&args.a_bin, &args.a_rev, "a")?,
+            slowdown: None,
+        },
+        SideSpec {
+            variant: b,
+            binary: binary(&args.b_bin, &args.b_rev, "b")?,
+            slowdown: args.inject_b_slowdown,
+        },
+    ];
+    let workloads = args.out.join("workloads");
+    std::fs::create_dir_all(&workloads)
+        .with_context(|| format!("cannot create {}", workloads.display()))?;
+    let mut records = Vec::new();
+    for &timers in &args.timers {
+        let (path, seed) = generate(&args.workload, timers, args.seed, &workloads)?;
+        let record = duet_cell(args, &sides, &path, timers, seed)?;
+        println!("{}", summary_line(&record));
+        records.push(record);
+    }
+    append_records(&args.out.join(AB_FILE), &records)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `--workload NAME` generates at `timers`: the standard suite's workload of that
+/// name (its family, parameters, operations and seed), else the family `NAME` with its
+/// defaults; `seed` replaces the seed when given.
+fn gen_spec(name: &str, timers: u64, seed: Option<u64>) -> (String, GenSpec) {
+    let suite = SuiteFile::standard();
+    let defined = LEVELS
+        .iter()
+        .filter_map(|level| suite.cases(level).ok())
+        .flatten()
+        .find(|case| case.workload == name);
+    let (family, mut spec) = match defined {
+        Some(case) => (case.family, case.spec),
+        None => (
+            name.to_string(),
+            GenSpec {
+                timers,
+                ops: None,
+                seed: 1,
+                params: Vec::new(),
+            },
+        ),
+    };
+    spec.timers = timers;
+    spec.seed = seed.unwrap_or(spec.seed);
+    (family, spec)
+}
+
+/// Writes the workload `name` at `timers` into `dir`; its path and seed.
+fn generate(
+    name: &str,
+    timers: u64,
+    seed: Option<u64>,
+    dir: &Path,
+) -> anyhow::Result<(PathBuf, u64)> {
+    let (family, spec) = gen_spec(name, timers, seed);
+    let workload = families::generate(&family, &spec)
+        .map_err(|why| anyhow::anyhow!("--workload {name}: {why}"))?;
+    let path = dir.join(format!("{name}-{timers}-seed{}.tw", spec.seed));
+    writer::write_file(&path, &workload)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok((path, spec.seed))
+}
+
+/// One cell's duet (and solo phase), as its record.
+fn duet_cell(
+    args: &Args,
+    sides: &[SideSpec; 2],
+    workload: &Path,
+    timers: u64,
+    seed: u64,
+) -> anyhow::Result<AbRecord> {
+    let mut duet = Duet::start(sides, workload)?;
+    let (a_ns, b_ns) = duet.rounds(args.rounds, args.cores)?;
+    let solo = if args.solo {
+        Some(duet.solo(args.rounds, args.cores[0])?)
+    } else {
+        None
+    };
+    let [a, b] = duet.finish(a_ns.clone(), b_ns.clone())?;
+    let ratios: Vec<f64> = ratios(&a_ns, &b_ns);
+    let median_ratio = stats::median(&ratios);
+    let interval = stats::bootstrap_interval(&ratios, args.resamples, args.bootstrap_seed);
+    let verdict = stats::verdict(interval, args.margin / 100.0);
+    let solo = solo.map(|(solo_a, solo_b)| solo_record(&a_ns, &b_ns, solo_a, solo_b));
+    Ok(AbRecord {
+        workload: args.workload.clone(),
+        timers,
+        seed,
+        a,
+        b,
+        cores: args.cores,
+        median_ratio,
+        interval,
+        resamples: args.resamples,
+        bootstrap_seed: args.bootstrap_seed,
+        margin: args.margin / 100.0,
+        verdict: verdict.name().to_string(),
+        change_percent: (median_ratio - 1.0) * 100.0,
+        ratios,
+        solo,
+        written_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
+}
+
+/// The per-round ratios B/A.
+fn ratios(a_ns: &[u64], b_ns: &[u64]) -> Vec<f64> {
+    a_ns.iter()
+        .zip(b_ns)
+        .map(|(&a, &b)| b as f64 / a.max(1) as f64)
+        .collect()
+}
+
+/// The solo phase's record: each side's duet median over its solo median.
+fn solo_record(a_ns: &[u64], b_ns: &[u64], solo_a: Vec<u64>, solo_b: Vec<u64>) -> AbSolo {
+    let as_f64 = |ns: &[u64]| ns.iter().map(|&n| n as f64).collect::<Vec<_>>();
+    let effect = |duet: &[u64], solo: &[u64]| {
+        (stats::median(&as_f64(duet)) / stats::median(&as_f64(solo)) - 1.0) * 100.0
+    };
+    AbSolo {
+        a_partner_effect_percent: effect(a_ns, &solo_a),
+        b_partner_effect_percent: effect(b_ns, &solo_b),
+        solo_median_ratio: stats::median(&ratios(&solo_a, &solo_b)),
+        a_ns: solo_a,
+        b_ns: solo_b,
+    }
+}
+
+/// What the terminal shows of one record.
+fn summary_line(record: &AbRecord) -> String {
+    let verdict = match record.verdict.as_str() {
+        "slower" => stats::Verdict::Slower,
+        "faster" => stats::Verdict::Faster,
+        _ => stats::Verdict::NoChange,
+    };
+    let mut line = format!(
+        "{} {} ({} vs {}, {} rounds): {}",
+        record.workload,
+        record.timers,
+        record.a.variant,
+        record.b.variant,
+        record.ratios.len(),
+        stats::describe(record.median_ratio, record.interval, verdict)
+    );
+    if let Some(solo) = &record.solo {
+        line.push_str(&format!(
+            "\n  beside its partner: A {:+.1}%, B {:+.1}% against alone; B/A alone {:+.2}%",
+            solo.a_partner_effect_percent,
+            solo.b_partner_effect_percent,
+            (solo.solo_median_ratio - 1.0) * 100.0
+        ));
+    }
+    line
+}
+
+/// Appends `records` to `path`, one JSON line each, in one write.
+fn append_records(path: &Path, records: &[AbRecord]) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for record in records {
+        text.push_str(&serde_json::to_string(record)?);
+        text.push('\n');
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_workload_brings_its_family_and_parameters_and_a_family_its_defaults() {
+        let (family, spec) = gen_spec("hold-exponential", 1000, None);
+        assert_eq!(family, "hold");
+        assert_eq!(spec.timers, 1000);
+        assert!(!spec.params.is_empty(), "{spec:?}");
+        let (family, spec) = gen_spec("hold", 10, Some(9));
+        assert_eq!(
+            (family.as_str(), spec.seed, spec.params.len()),
+            ("hold", 9, 0)
+        );
+    }
+}

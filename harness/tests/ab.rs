@@ -1,0 +1,141 @@
+//! `timerbench ab` end to end on a tiny workload: both sides verify, the rounds and the
+//! solo phase run, the record is written; bad flags fail with one message. No timing is
+//! asserted (other processes share the machine): only the shape of what it wrote.
+
+mod support;
+
+use serde_json::Value;
+use support::{assert_fails_with, assert_succeeded, text, timerbench_in as timerbench};
+
+/// The one CPU pair the test can pin to: `0,1` where there are two CPUs, else `0` twice is
+/// refused, so the test needs two.
+fn cores() -> Option<&'static str> {
+    (std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2).then_some("0,1")
+}
+
+#[test]
+fn two_variants_run_as_a_duet_and_write_their_record() {
+    let Some(cores) = cores() else {
+        eprintln!("skipped: one CPU");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = timerbench(
+        &[
+            "ab",
+            "--workload",
+            "hold",
+            "--timers",
+            "200",
+            "--a",
+            "binary-heap",
+            "--b",
+            "hashed-wheel:slots=64",
+            "--rounds",
+            "4",
+            "--resamples",
+            "200",
+            "--solo",
+            "--cores",
+            cores,
+            "--out",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_succeeded(&output);
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("hold 200 (binary-heap vs hashed-wheel:slots=64, 4 rounds)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("beside its partner"), "{stdout}");
+    let written = std::fs::read_to_string(dir.path().join("out/ab.jsonl")).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 1, "{written}");
+    let record: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(record["ratios"].as_array().unwrap().len(), 4);
+    assert_eq!(record["a"]["duet_ns"].as_array().unwrap().len(), 4);
+    assert_eq!(record["solo"]["b_ns"].as_array().unwrap().len(), 4);
+    // Both verified: the same outcome, the same digest (both are exact).
+    assert_eq!(record["a"]["digest"], record["b"]["digest"]);
+    assert!(record["a"]["operations"].as_u64().unwrap() > 0);
+    let [low, high] = [&record["interval"][0], &record["interval"][1]].map(|v| v.as_f64().unwrap());
+    let median = record["median_ratio"].as_f64().unwrap();
+    assert!(low <= median && median <= high, "{record}");
+    assert!(["no change", "faster", "slower"].contains(&record["verdict"].as_str().unwrap()));
+}
+
+#[test]
+fn an_injected_slowdown_is_calibrated_on_b_only() {
+    let Some(cores) = cores() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = timerbench(
+        &[
+            "ab",
+            "--workload",
+            "hold",
+            "--timers",
+            "100",
+            "--a",
+            "btree",
+            "--rounds",
+            "2",
+            "--resamples",
+            "100",
+            "--cores",
+            cores,
+            "--inject-b-slowdown",
+            "50",
+            "--out",
+            ".",
+        ],
+        dir.path(),
+    );
+    assert_succeeded(&output);
+    let written = std::fs::read_to_string(dir.path().join("ab.jsonl")).unwrap();
+    let record: Value = serde_json::from_str(written.trim()).unwrap();
+    assert!(record["a"].get("injected_delay_ns").is_none(), "{record}");
+    assert!(
+        record["b"]["injected_delay_ns"].as_u64().unwrap() > 0,
+        "{record}"
+    );
+}
+
+#[test]
+fn bad_flags_name_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["ab", "--workload", "hold", "--timers", "100", "--out", "o"];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        timerbench(&args, dir.path())
+    };
+    assert_fails_with(&with(&["--a", "linked-list"]), "--a linked-list");
+    assert_fails_with(&with(&["--a", "btree", "--b", "nope"]), "--b nope");
+    assert_fails_with(&with(&["--a", "btree", "--cores", "1,1"]), "--cores");
+    assert_fails_with(&with(&["--a", "btree", "--rounds", "1"]), "--rounds");
+    assert_fails_with(&with(&["--a", "btree", "--margin=-1"]), "--margin");
+    assert_fails_with(
+        &with(&["--a", "btree", "--a-bin", "no/such/binary"]),
+        "--a-bin",
+    );
+    let output = timerbench(
+        &[
+            "ab",
+            "--workload",
+            "no-such-family",
+            "--timers",
+            "10",
+            "--a",
+            "btree",
+            "--out",
+            "o",
+        ],
+        dir.path(),
+    );
+    assert_fails_with(&output, "--workload");
+    assert!(!dir.path().join("o/ab.jsonl").exists());
+}
