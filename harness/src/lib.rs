@@ -12,7 +12,7 @@ pub mod selection;
 pub mod table;
 
 use clap::{Parser, Subcommand};
-use cmd::{cell, compare, generate, import, list, rank, replay, report, reproduce, run};
+use cmd::{cell, compare, generate, import, list, rank, replay, report, reproduce, run, threads};
 use std::process::ExitCode;
 
 /// The timer-queue workbench: replay workloads through every implementation and verify
@@ -38,6 +38,7 @@ enum Command {
     Rank(rank::Args),
     Import(import::Args),
     Reproduce(reproduce::Args),
+    Threads(threads::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -54,6 +55,7 @@ pub fn main() -> ExitCode {
         Command::Rank(args) => rank::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Threads(args) => threads::run(&args),
     };
     match result {
         Ok(code) => code,

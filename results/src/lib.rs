@@ -29,6 +29,7 @@ pub mod folder;
 pub mod histogram;
 pub mod schema;
 pub mod summary;
+pub mod threads;
 pub mod version;
 pub mod workloads;
 
