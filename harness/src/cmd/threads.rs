@@ -134,9 +134,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let total = plan.threads.len() * plan.variants.len() * plan.schemes.len();
     let (mut table, mut unverified, mut done) = (results_table(), 0, 0);
-    for &threads in &plan.threads {
-        let streams =
-            split(&workload, threads, args.cross, args.seed).map_err(|e| anyhow!("{name}: {e}"))?;
+    for (threads, streams) in &splits {
+        let threads = *threads;
         for variant in &plan.variants {
             for &scheme in &plan.schemes {
                 done += 1;
