@@ -168,3 +168,70 @@ fn unknown_scheme_names_the_known_ones() {
         "{error}"
     );
 }
+
+mod logs {
+    use timerbench_impls::Window;
+    use timerbench_threads::log::{Entry, ShardLog, verify};
+
+    fn start(key: u64, deadline: u64) -> Entry {
+        Entry::Start {
+            key,
+            deadline,
+            window: Window::EXACT,
+        }
+    }
+
+    fn check(entries: Vec<Entry>) -> Result<(), (u64, usize, String)> {
+        verify(&[ShardLog { shard: 0, entries }]).map_err(|o| (o.key, o.sequence, o.why))
+    }
+
+    #[test]
+    fn a_timer_left_pending_past_its_deadline_is_lost() {
+        let verdict = check(vec![
+            start(1, 5),
+            start(2, 9),
+            Entry::Advance {
+                to: 6,
+                fired: vec![],
+            },
+        ]);
+        let (key, sequence, why) = verdict.unwrap_err();
+        assert_eq!((key, sequence), (1, 2));
+        assert!(why.starts_with("lost"), "{why}");
+    }
+
+    #[test]
+    fn a_timer_fired_twice_is_caught() {
+        let fire = |to| Entry::Advance {
+            to,
+            fired: vec![(1, 5)],
+        };
+        let (key, sequence, why) = check(vec![start(1, 5), fire(5), fire(6)]).unwrap_err();
+        assert_eq!((key, sequence), (1, 2));
+        assert!(why.starts_with("fired twice"), "{why}");
+    }
+
+    #[test]
+    fn an_approximate_timer_may_fire_within_its_window() {
+        let late = Window {
+            late: 3,
+            early: false,
+        };
+        let entries = vec![
+            Entry::Start {
+                key: 1,
+                deadline: 5,
+                window: late,
+            },
+            Entry::Advance {
+                to: 6,
+                fired: vec![],
+            },
+            Entry::Advance {
+                to: 8,
+                fired: vec![(1, 5)],
+            },
+        ];
+        assert_eq!(check(entries), Ok(()));
+    }
+}

@@ -190,6 +190,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         args.cross * 100.0
     );
     println!("{}", table.render("  "));
+    println!(
+        "(over): producers plus the ticker (and the owner) exceed the {cores} cores; \
+         such figures measure the scheduler as much as the scheme (docs/threads.md)"
+    );
     println!("records: {}", args.out.join(THREADS_FILE).display());
     if unverified > 0 {
         eprintln!(
@@ -233,6 +237,7 @@ fn results_table() -> Table {
         ">restart p99",
         ">xstop p50",
         ">xstop p99",
+        ">owner cpu",
         "verified",
     ])
 }
@@ -274,6 +279,9 @@ fn table_row(record: &ThreadsRecord, outcome: &Outcome) -> anyhow::Result<Vec<St
         p99_over_threads(outcome, |t| &t.restart),
         nanoseconds(&outcome.cross_stop, 0.5),
         nanoseconds(&outcome.cross_stop, 0.99),
+        record
+            .owner_cpu_share
+            .map_or("-".to_string(), |share| format!("{:.0}%", share * 100.0)),
         match &record.offence {
             None => "yes".to_string(),
             Some(offence) => format!("NO: {offence}"),
