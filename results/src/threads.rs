@@ -43,7 +43,8 @@ pub struct ThreadsRecord {
     /// Producer operations measured, and stops that crossed threads.
     pub operations: u64,
     pub cross_stops: u64,
-    /// From the producers' start to the last producer and the ticker being done, ns.
+    /// From the first producer's start of its measured part until every shard has applied
+    /// everything and reached the final clock, ns.
     pub wall_ns: u64,
     /// `operations` per second of `wall_ns`.
     pub ops_per_second: f64,

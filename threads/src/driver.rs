@@ -39,7 +39,8 @@ impl ThreadLatency {
 pub struct Outcome {
     /// Producer operations in the measured part.
     pub operations: u64,
-    /// From the producers' start to the last producer and the ticker being done.
+    /// From the first producer's start of its measured part until every shard has applied
+    /// everything and reached the final clock (the end of the scheme's `finish`).
     pub wall_ns: u64,
     pub per_thread: Vec<ThreadLatency>,
     /// Cross-thread stops: from the call until the timer can no longer fire (the call's
@@ -73,7 +74,7 @@ pub fn drive<S: Scheme>(scheme: S, streams: &Streams) -> Outcome {
         producers_done: AtomicUsize::new(0),
         barrier: Barrier::new(threads + 2),
     };
-    let (per_thread, cross, wall_ns) = std::thread::scope(|scope| {
+    let (per_thread, cross, began) = std::thread::scope(|scope| {
         let producers: Vec<_> = (0..threads)
             .map(|thread| {
                 let run = &run;
@@ -84,18 +85,20 @@ pub fn drive<S: Scheme>(scheme: S, streams: &Streams) -> Outcome {
         run.barrier.wait();
         scheme.settle();
         run.barrier.wait();
-        let began = Instant::now();
         let mut per_thread = Vec::new();
         let mut cross = latency_histogram();
+        let mut began: Option<Instant> = None;
         for producer in producers {
-            let (latency, crossing) = producer.join().expect("a producer does not panic");
+            let (latency, crossing, start) = producer.join().expect("a producer does not panic");
             per_thread.push(latency);
             let _ = cross.add(&crossing);
+            began = Some(began.map_or(start, |b| b.min(start)));
         }
         ticker.join().expect("the ticker does not panic");
-        (per_thread, cross, began.elapsed().as_nanos() as u64)
+        (per_thread, cross, began.unwrap_or_else(Instant::now))
     });
     let finished = scheme.finish(streams.final_clock);
+    let wall_ns = began.elapsed().as_nanos() as u64;
     let mut cross_stop = cross;
     let _ = cross_stop.add(&finished.queued_stops);
     Outcome {
@@ -109,7 +112,9 @@ pub fn drive<S: Scheme>(scheme: S, streams: &Streams) -> Outcome {
 }
 
 impl<S: Scheme> Run<'_, S> {
-    fn producer(&self, thread: usize) -> (ThreadLatency, Histogram<u64>) {
+    /// Returns the producer's latencies, its cross-thread stops, and when its measured part
+    /// began (taken by each producer, since a waker may run late on a full machine).
+    fn producer(&self, thread: usize) -> (ThreadLatency, Histogram<u64>, Instant) {
         for op in &self.streams.fill[thread] {
             if let StreamOp::Start { key, delay } = *op {
                 self.scheme.start(thread, key, delay);
@@ -118,6 +123,7 @@ impl<S: Scheme> Run<'_, S> {
         }
         self.barrier.wait();
         self.barrier.wait();
+        let began = Instant::now();
         let mut latency = ThreadLatency::new();
         let mut cross = latency_histogram();
         for op in &self.streams.ops[thread] {
@@ -129,7 +135,7 @@ impl<S: Scheme> Run<'_, S> {
             self.scheme.service(thread);
             std::thread::yield_now();
         }
-        (latency, cross)
+        (latency, cross, began)
     }
 
     fn apply(

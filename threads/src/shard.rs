@@ -31,7 +31,8 @@ pub struct Finished {
     /// The most commands waiting in any one queue at a drain, and their bytes.
     pub peak_queued: u64,
     pub peak_queued_bytes: u64,
-    /// The owner thread's CPU time (CLOCK_THREAD_CPUTIME_ID), for the owner scheme.
+    /// The owner thread's CPU time (CLOCK_THREAD_CPUTIME_ID) from the settle after the
+    /// resident timers to the end, for the owner scheme.
     pub owner_cpu_ns: Option<u64>,
 }
 

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, anyhow, bail};
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use timerbench_impls::Variant;
@@ -132,6 +133,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let terminal = std::io::stderr().is_terminal();
     let total = plan.threads.len() * plan.variants.len() * plan.schemes.len();
     let (mut table, mut unverified, mut done) = (results_table(), 0, 0);
     for (threads, streams) in &splits {
@@ -141,11 +143,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 done += 1;
                 let helpers = scheme.helper_threads();
                 let over = threads + helpers > cores;
-                eprint!(
-                    "\r[{done}/{total}] {} x {} x {threads} threads{}\x1b[K",
-                    scheme.name(),
-                    variant.label(),
-                    if over { " (oversubscribed)" } else { "" }
+                progress(
+                    &format!(
+                        "[{done}/{total}] {} x {} x {threads} threads{}",
+                        scheme.name(),
+                        variant.label(),
+                        if over { " (oversubscribed)" } else { "" }
+                    ),
+                    terminal,
                 );
                 let outcome =
                     timerbench_threads::run(variant, scheme, args.shards as usize, streams);
@@ -184,7 +189,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    eprintln!();
+    if terminal {
+        eprintln!();
+    }
     println!(
         "{name}, {}% of stops from another thread; {cores} cores:",
         args.cross * 100.0
@@ -202,6 +209,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The progress line: rewritten in place on a terminal, one line per run otherwise.
+fn progress(line: &str, terminal: bool) {
+    if terminal {
+        eprint!("\r{line}\x1b[K");
+    } else {
+        eprintln!("{line}");
+    }
 }
 
 fn shards_of(scheme: SchemeKind, shards: usize, threads: usize) -> usize {
