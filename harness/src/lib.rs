@@ -14,7 +14,7 @@ pub mod table;
 use clap::{Parser, Subcommand};
 use cmd::{
     ab, cell, combine, compare, engine, generate, import, list, live, rank, replay, report,
-    reproduce, run,
+    reproduce, run, threads,
 };
 use std::process::ExitCode;
 
@@ -47,6 +47,7 @@ enum Command {
     Combine(combine::Args),
     #[command(name = "ab-side", hide = true)]
     AbSide(ab::side::Args),
+    Threads(threads::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -68,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Ab(args) => ab::run(&args),
         Command::Combine(args) => combine::run(&args),
         Command::AbSide(args) => ab::side::run(&args),
+        Command::Threads(args) => threads::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -32,6 +32,7 @@ pub mod histogram;
 pub mod live;
 pub mod schema;
 pub mod summary;
+pub mod threads;
 pub mod version;
 pub mod workloads;
 

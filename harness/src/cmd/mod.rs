@@ -15,3 +15,4 @@ pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod run;
+pub mod threads;
