@@ -33,7 +33,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(1): one `leading_zeros` picks the level, push on the slot's list, set a bit |
+//! | `start` | O(1): one `leading_zeros` picks the level, the entry goes into the arena with its list links written, set a bit |
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
 //! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
@@ -49,6 +49,11 @@
 //! occupied level (see [`HierarchicalWheel`] for why no wrap-around search is needed), so
 //! `advance` jumps from occupied slot to occupied slot and a jump of 2^40 ticks over a few
 //! timers costs a few dozen steps.
+//!
+//! # Code
+//!
+//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`](crate::wheel_core)'s,
+//! shared with `incremental-wheel`; this file files, unlinks, cascades and searches.
 //!
 //! # Timers started in the past
 //!
@@ -105,9 +110,8 @@ pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
     on_fire: &mut F,
 ) {
     while index != NIL {
-        let next = entries.link(index);
         let id = entries.id(index);
-        let (_, entry) = entries.remove(index);
+        let (next, entry) = entries.remove(index);
         *work += 1;
         on_fire(id, entry.value, entry.deadline);
         index = next;
@@ -258,10 +262,26 @@ impl<V> HierarchicalWheel<V> {
     }
 
     /// Re-files every entry of a detached list relative to the current clock.
+    ///
+    /// `file` for each entry, with the entry read and relinked through one arena access
+    /// (its `next` is read before it is overwritten): a cascade is a walk of a list of
+    /// entries scattered over the arena, so each access saved is a check on a cold line.
     fn cascade(&mut self, mut index: u32) {
         while index != NIL {
-            let next = self.entries.link(index);
-            self.file(index);
+            let (link, entry) = self.entries.entry_mut(index);
+            let next = *link;
+            let level = level_for(self.now, entry.deadline);
+            let slot = slot_for(entry.deadline, level);
+            let home = level * SLOTS + slot;
+            entry.home = home as u32;
+            entry.prev = NIL;
+            let old_head = std::mem::replace(&mut self.heads[home], index);
+            *link = old_head;
+            if old_head != NIL {
+                self.entries.get_mut(old_head).prev = index;
+            }
+            self.occupied[level] |= 1 << slot;
+            self.occupied_levels |= 1 << level;
             self.work += 1;
             index = next;
         }

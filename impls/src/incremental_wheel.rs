@@ -56,6 +56,11 @@
 //! | `advance`, staging | per level whose next slot holds r entries: `ceil(r * passed / left)` moves, `passed` the ticks of the slot's window this call moved the clock, `left` those there were to go |
 //! | `next_deadline` | O(1), as `hierarchical-wheel`: exact at level 0 and on the due list, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
+//! # Code
+//!
+//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`](crate::wheel_core)'s,
+//! shared with `hierarchical-wheel`.
+//!
 //! # The bound on one call
 //!
 //! Under a clock that moves one tick per call, a next slot of level `l` that held `n`

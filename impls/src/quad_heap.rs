@@ -15,15 +15,23 @@
 //! of 64-byte-aligned groups therefore puts every sibling set in one cache line; positions
 //! 0..=2 are never used (48 bytes, once). The parent of `c` is `c / 4 + 2`.
 //!
-//! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline and each arena
-//! entry keeps its heap position, so `stop` removes eagerly in O(log n).
+//! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline (libev's
+//! `ANHE` caches the "at" the same way) and each arena entry keeps its heap position, so
+//! `stop` removes eagerly in O(log n). Both heaps are [`heap_core`](crate::heap_core)'s
+//! `start`, `stop`, in-place `restart` and `advance`; this file is the array's shape.
+//!
+//! The sift loops move a hole, never swap: the moving slot is held aside and written once,
+//! at its final position (Go's `siftupTimer`/`siftdownTimer`, libev's `upheap`/`downheap`).
+//! A removal (`stop`, and every firing) fills its hole with the last slot, which almost
+//! always belongs near the leaves, so the hole first goes all the way down taking the
+//! earliest child without comparing with the last slot, and the last slot then rises from
+//! the leaf (Floyd's bottom-up trick, see `fill_hole`): one comparison fewer per level.
 //!
 //! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
 //! level's address depends on this level's data and, past the cache, every level's miss
 //! would wait for the one before (a binary heap's branchy sift lets the processor guess
-//! ahead). So each level also reads the four groups the next level can be in, all at once:
-//! on `hold` at 1M timers this made the quad heap about 15% faster, from 0.85× to parity
-//! with the binary heap (see `touch_next_groups`).
+//! ahead). So once the groups outgrow the level-1 cache, each level also reads the four
+//! groups the next level can be in, all at once (see `read_ahead`).
 //!
 //! # One timer entry
 //!
@@ -38,9 +46,9 @@
 //! | operation | cost |
 //! | --- | --- |
 //! | `start` | O(log4 n) sift-up, one comparison per level; plus a copy of the groups and the arena when they double (see *Storage*) |
-//! | `stop` | O(log4 n): the last slot fills the hole and sifts up or down |
+//! | `stop` | O(log4 n): the hole goes down to a leaf (three comparisons a level), the last slot rises into it; or, when the last slot is earlier than the hole's parent, it sifts up |
 //! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
-//! | `advance`, per fired timer | O(log4 n) levels of up to four comparisons, one cache line each |
+//! | `advance`, per fired timer | O(log4 n) levels of three comparisons, one cache line each, as for `stop` |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
 //!
@@ -152,16 +160,39 @@ impl QuadShape {
     fn read_ahead(&self, first: usize) {
         let groups = &self.groups;
         let next = first - 2;
-        if groups.len() >= READ_AHEAD_FROM_GROUPS && next + 4 <= groups.len() {
-            // Four groups indexed one by one: they may span two segments.
-            std::hint::black_box(
-                groups[next].0[0].deadline
-                    ^ groups[next + 1].0[0].deadline
-                    ^ groups[next + 2].0[0].deadline
-                    ^ groups[next + 3].0[0].deadline,
-            );
+        if groups.len() >= READ_AHEAD_FROM_GROUPS {
+            if let Some(four) = next_four(groups, next) {
+                std::hint::black_box(four);
+            }
         }
     }
+}
+
+/// The first deadline of each of groups `next..next + 4`, if they exist: one bounds check
+/// on a contiguous `Vec`.
+#[cfg(not(feature = "segmented-storage"))]
+#[inline(always)]
+fn next_four(groups: &GroupStore, next: usize) -> Option<Tick> {
+    let four = groups.get(next..next + 4)?;
+    Some(
+        four[0].0[0].deadline
+            ^ four[1].0[0].deadline
+            ^ four[2].0[0].deadline
+            ^ four[3].0[0].deadline,
+    )
+}
+
+/// The first deadline of each of groups `next..next + 4`, if they exist, indexed one by
+/// one: they may span two segments.
+#[cfg(feature = "segmented-storage")]
+#[inline(always)]
+fn next_four(groups: &GroupStore, next: usize) -> Option<Tick> {
+    (next + 4 <= groups.len()).then(|| {
+        groups[next].0[0].deadline
+            ^ groups[next + 1].0[0].deadline
+            ^ groups[next + 2].0[0].deadline
+            ^ groups[next + 3].0[0].deadline
+    })
 }
 
 impl Shape for QuadShape {
