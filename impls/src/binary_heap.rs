@@ -121,8 +121,7 @@ impl Shape for BinaryShape {
         moving: HeapSlot,
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
-        self.heap[position] = moving;
-        binary_sift::sift_up(&mut self.heap, position, Self::key, |at, slot| {
+        binary_sift::sift_up_into(&mut self.heap, position, moving, Self::key, |at, slot| {
             placed(slot.entry, at)
         })
     }
@@ -135,8 +134,7 @@ impl Shape for BinaryShape {
         _end: usize,
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
-        self.heap[position] = moving;
-        binary_sift::sift_down(&mut self.heap, position, Self::key, |at, slot| {
+        binary_sift::sift_down_into(&mut self.heap, position, moving, Self::key, |at, slot| {
             placed(slot.entry, at)
         })
     }
