@@ -109,9 +109,9 @@ impl Shape for BinaryShape {
     }
 
     #[inline]
-    fn shrink_from(&mut self, last: usize) {
+    fn take_last(&mut self, last: usize) -> HeapSlot {
         debug_assert_eq!(last + 1, self.heap.len());
-        self.heap.pop();
+        self.heap.pop().expect("the heap holds the last position")
     }
 
     #[inline]

@@ -51,8 +51,8 @@ pub trait Shape {
     /// Makes `end` (one past the last occupied position) writable.
     fn grow_to(&mut self, end: usize);
 
-    /// Forgets the slot at `last`, the last occupied position.
-    fn shrink_from(&mut self, last: usize);
+    /// Takes out and returns the slot at `last`, the last occupied position.
+    fn take_last(&mut self, last: usize) -> HeapSlot;
 
     /// Puts `moving` in the hole at `position`, moving it towards the root past every
     /// parent that is later.
@@ -126,8 +126,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     fn remove_at(&mut self, position: usize) -> HeapSlot {
         let removed = self.heap.slot(position);
         let last_position = self.end() - 1;
-        let last = self.heap.slot(last_position);
-        self.heap.shrink_from(last_position);
+        let last = self.heap.take_last(last_position);
         self.len -= 1;
         if position < last_position {
             if position > S::ROOT && self.heap.slot(S::parent(position)).deadline > last.deadline {

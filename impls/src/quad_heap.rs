@@ -160,10 +160,10 @@ impl QuadShape {
     fn read_ahead(&self, first: usize) {
         let groups = &self.groups;
         let next = first - 2;
-        if groups.len() >= READ_AHEAD_FROM_GROUPS {
-            if let Some(four) = next_four(groups, next) {
-                std::hint::black_box(four);
-            }
+        if groups.len() >= READ_AHEAD_FROM_GROUPS
+            && let Some(four) = next_four(groups, next)
+        {
+            std::hint::black_box(four);
         }
     }
 }
@@ -223,8 +223,8 @@ impl Shape for QuadShape {
     }
 
     #[inline]
-    fn shrink_from(&mut self, last: usize) {
-        self.write(last, UNUSED);
+    fn take_last(&mut self, last: usize) -> HeapSlot {
+        std::mem::replace(&mut self.groups[last / 4].0[last % 4], UNUSED)
     }
 
     #[inline]
