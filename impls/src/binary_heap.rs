@@ -43,157 +43,107 @@
 //! The root is the earliest deadline, so `advance` compares it with `to` and stops: a jump
 //! of 2^40 ticks costs one comparison.
 //!
+//! # Code
+//!
+//! `start`, `stop`, `restart` and `advance` are [`heap_core`](crate::heap_core)'s, shared
+//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, and the
+//! sift loops of [`binary_sift`](crate::binary_sift), shared with the other structures that
+//! keep a binary heap.
+//!
 //! # Invariant
 //!
 //! `heap[i].deadline >= heap[(i - 1) / 2].deadline` for every `i > 0`, and for every
 //! pending timer, `arena.link(heap[i].entry) == i`.
 
-use crate::arena::Arena;
 use crate::binary_sift;
-use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::contract::Tick;
+use crate::heap_core::{HeapSlot, HeapTimers, Shape};
 
 /// Where the heap lives: a `Vec`, or segments with `segmented-storage`.
 type HeapStore = crate::segmented::Storage<HeapSlot>;
 
-/// A heap element: the deadline, cached, and the arena index of its timer.
-#[derive(Clone, Copy, Debug)]
-struct HeapSlot {
-    deadline: Tick,
-    entry: u32,
-}
-
 /// See the module documentation.
-pub struct BinaryHeapTimers<V> {
+pub type BinaryHeapTimers<V> = HeapTimers<V, BinaryShape>;
+
+/// A binary heap rooted at 0: the children of `i` are `2i + 1` and `2i + 2`.
+pub struct BinaryShape {
     heap: HeapStore,
-    /// Values, with each timer's heap position as the arena link.
-    entries: Arena<V>,
-    now: Tick,
-    work: u64,
 }
 
-impl<V> BinaryHeapTimers<V> {
-    /// Bytes one pending timer costs: its heap slot and its arena slot.
-    pub const BYTES_PER_TIMER: usize = std::mem::size_of::<HeapSlot>() + Arena::<V>::SLOT_BYTES;
-
-    /// Moves the slot at `position` towards the root until its parent is not later.
-    fn sift_up(&mut self, position: usize) {
-        // Every slot written learns its new position: the back-index `stop` starts from.
-        self.work += binary_sift::sift_up(
-            &mut self.heap,
-            position,
-            |slot| slot.deadline,
-            |at, slot| self.entries.set_link(slot.entry, at as u32),
-        );
-    }
-
-    /// Moves the slot at `position` towards the leaves until no child is earlier.
-    fn sift_down(&mut self, position: usize) {
-        self.work += binary_sift::sift_down(
-            &mut self.heap,
-            position,
-            |slot| slot.deadline,
-            |at, slot| self.entries.set_link(slot.entry, at as u32),
-        );
-    }
-
-    /// Takes the slot at `position` out of the heap, filling the hole with the last slot.
-    fn remove_at(&mut self, position: usize) -> HeapSlot {
-        let removed = self.heap[position];
-        let last = self.heap.pop().expect("position is in the heap");
-        if position < self.heap.len() {
-            self.heap[position] = last;
-            if position > 0 && self.heap[(position - 1) / 2].deadline > last.deadline {
-                self.sift_up(position);
-            } else {
-                self.sift_down(position);
-            }
-        }
-        removed
+impl BinaryShape {
+    /// The sift loops' view of a slot: its deadline.
+    #[inline]
+    fn key(slot: &HeapSlot) -> Tick {
+        slot.deadline
     }
 }
 
-impl<V> TimerQueue<V> for BinaryHeapTimers<V> {
+impl Shape for BinaryShape {
+    const ROOT: usize = 0;
+    const SLOT_BYTES: usize = std::mem::size_of::<HeapSlot>();
+
     fn with_capacity(capacity: usize) -> Self {
-        BinaryHeapTimers {
+        BinaryShape {
             heap: HeapStore::with_capacity(capacity),
-            entries: Arena::with_capacity(capacity),
-            now: 0,
-            work: 0,
         }
     }
 
-    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let position = self.heap.len();
-        let id = self.entries.insert(position as u32, value);
+    #[inline]
+    fn slot(&self, position: usize) -> HeapSlot {
+        self.heap[position]
+    }
+
+    #[inline]
+    fn parent(position: usize) -> usize {
+        (position - 1) / 2
+    }
+
+    #[inline]
+    fn grow_to(&mut self, end: usize) {
+        // The pushed copy is a placeholder: the sift writes the moving slot in the end.
+        debug_assert_eq!(end, self.heap.len() + 1);
         self.heap.push(HeapSlot {
-            deadline,
-            entry: id.index(),
+            deadline: Tick::MAX,
+            entry: u32::MAX,
         });
-        self.sift_up(position);
-        id
     }
 
-    fn stop(&mut self, id: TimerId) -> Option<V> {
-        let index = self.entries.resolve(id)?;
-        let position = self.entries.link(index) as usize;
-        self.remove_at(position);
-        Some(self.entries.remove(index).1)
+    #[inline]
+    fn take_last(&mut self, last: usize) -> HeapSlot {
+        debug_assert_eq!(last + 1, self.heap.len());
+        self.heap.pop().expect("the heap holds the last position")
     }
 
-    /// In place: the entry keeps its heap slot and arena slot, takes the new deadline and
-    /// sifts up or down from where it is, one O(log n) sift instead of a removal and an
-    /// insertion.
-    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
-        let Some(index) = self.entries.resolve(id) else {
-            return (self.start(deadline, value), None);
-        };
-        let position = self.entries.link(index) as usize;
-        let (id, old) = self.entries.reissue(index, value);
-        let earlier = deadline < self.heap[position].deadline;
-        self.heap[position].deadline = deadline;
-        if earlier {
-            self.sift_up(position);
-        } else {
-            self.sift_down(position);
-        }
-        (id, Some(old))
+    #[inline]
+    fn sift_up(
+        &mut self,
+        position: usize,
+        moving: HeapSlot,
+        mut placed: impl FnMut(u32, usize),
+    ) -> u64 {
+        binary_sift::sift_up_into(&mut self.heap, position, moving, Self::key, |at, slot| {
+            placed(slot.entry, at)
+        })
     }
 
-    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
-        check_advance(self.now, to);
-        self.work += 1;
-        while let Some(&root) = self.heap.first() {
-            if root.deadline > to {
-                break;
-            }
-            self.remove_at(0);
-            let id = self.entries.id(root.entry);
-            let (_, value) = self.entries.remove(root.entry);
-            on_fire(id, value, root.deadline);
-        }
-        self.now = to;
-    }
-
-    fn next_deadline(&mut self) -> Option<Tick> {
-        self.heap.first().map(|root| root.deadline)
-    }
-
-    fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
+    #[inline]
+    fn sift_down(
+        &mut self,
+        position: usize,
+        moving: HeapSlot,
+        _end: usize,
+        mut placed: impl FnMut(u32, usize),
+    ) -> u64 {
+        binary_sift::sift_down_into(&mut self.heap, position, moving, Self::key, |at, slot| {
+            placed(slot.entry, at)
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::TimerQueue;
 
     #[test]
     fn a_pending_timer_costs_32_bytes() {
@@ -210,11 +160,9 @@ mod tests {
         for id in ids.iter().step_by(3) {
             queue.stop(*id);
         }
-        for (position, slot) in queue.heap.iter().enumerate() {
-            assert_eq!(queue.entries.link(slot.entry) as usize, position);
-            if position > 0 {
-                assert!(queue.heap[(position - 1) / 2].deadline <= slot.deadline);
-            }
+        for (i, id) in ids.iter().enumerate().skip(1).step_by(5) {
+            queue.restart(*id, (i as u64 * 31) % 97, 0);
         }
+        queue.check_back_indices();
     }
 }

@@ -34,12 +34,25 @@ pub(crate) fn sift_up<T: Copy, K: Ord, H: Store<T> + ?Sized>(
     key: impl Fn(&T) -> K,
     placed: impl FnMut(usize, T),
 ) -> u64 {
-    let moving_key = key(&heap[position]);
+    let moving = heap[position];
+    sift_up_into(heap, position, moving, key, placed)
+}
+
+/// [`sift_up`] of `moving` from the hole at `position`, whose content is never read.
+#[inline]
+pub(crate) fn sift_up_into<T: Copy, K: Ord, H: Store<T> + ?Sized>(
+    heap: &mut H,
+    position: usize,
+    moving: T,
+    key: impl Fn(&T) -> K,
+    placed: impl FnMut(usize, T),
+) -> u64 {
+    let moving_key = key(&moving);
     let later_parent = |heap: &H, at: usize| {
         let parent = at.checked_sub(1)? / 2;
         (key(&heap[parent]) > moving_key).then_some(parent)
     };
-    sift(heap, position, later_parent, placed)
+    sift(heap, position, moving, later_parent, placed)
 }
 
 /// Moves the element at `position` towards the leaves until no child's key is smaller,
@@ -52,7 +65,20 @@ pub(crate) fn sift_down<T: Copy, K: Ord, H: Store<T> + ?Sized>(
     key: impl Fn(&T) -> K,
     placed: impl FnMut(usize, T),
 ) -> u64 {
-    let moving_key = key(&heap[position]);
+    let moving = heap[position];
+    sift_down_into(heap, position, moving, key, placed)
+}
+
+/// [`sift_down`] of `moving` from the hole at `position`, whose content is never read.
+#[inline]
+pub(crate) fn sift_down_into<T: Copy, K: Ord, H: Store<T> + ?Sized>(
+    heap: &mut H,
+    position: usize,
+    moving: T,
+    key: impl Fn(&T) -> K,
+    placed: impl FnMut(usize, T),
+) -> u64 {
+    let moving_key = key(&moving);
     let earlier_child = |heap: &H, at: usize| {
         let mut child = 2 * at + 1;
         if child >= heap.len() {
@@ -63,7 +89,7 @@ pub(crate) fn sift_down<T: Copy, K: Ord, H: Store<T> + ?Sized>(
         }
         (key(&heap[child]) < moving_key).then_some(child)
     };
-    sift(heap, position, earlier_child, placed)
+    sift(heap, position, moving, earlier_child, placed)
 }
 
 /// The loop both directions share: while `next` names a position to swap with, the element
@@ -74,10 +100,10 @@ pub(crate) fn sift_down<T: Copy, K: Ord, H: Store<T> + ?Sized>(
 fn sift<T: Copy, H: Store<T> + ?Sized>(
     heap: &mut H,
     mut position: usize,
+    moving: T,
     mut next: impl FnMut(&H, usize) -> Option<usize>,
     mut placed: impl FnMut(usize, T),
 ) -> u64 {
-    let moving = heap[position];
     let mut steps = 0;
     while let Some(to) = next(heap, position) {
         let moved = heap[to];

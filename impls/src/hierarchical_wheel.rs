@@ -33,7 +33,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(1): one `leading_zeros` picks the level, push on the slot's list, set a bit |
+//! | `start` | O(1): one `leading_zeros` picks the level, the entry goes into the arena with its list links written, set a bit |
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
 //! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
@@ -50,6 +50,11 @@
 //! `advance` jumps from occupied slot to occupied slot and a jump of 2^40 ticks over a few
 //! timers costs a few dozen steps.
 //!
+//! # Code
+//!
+//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`](crate::wheel_core)'s,
+//! shared with `incremental-wheel`; this file files, unlinks, cascades and searches.
+//!
 //! # Timers started in the past
 //!
 //! A deadline `<= now` has no slot ahead of the clock, so it waits on the due list
@@ -59,6 +64,7 @@ use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
+use crate::wheel_core::{self, BitmapWheel};
 
 /// Bits of the deadline each level resolves.
 pub(crate) const BITS_PER_LEVEL: u32 = 6;
@@ -104,9 +110,8 @@ pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
     on_fire: &mut F,
 ) {
     while index != NIL {
-        let next = entries.link(index);
         let id = entries.id(index);
-        let (_, entry) = entries.remove(index);
+        let (next, entry) = entries.remove(index);
         *work += 1;
         on_fire(id, entry.value, entry.deadline);
         index = next;
@@ -204,12 +209,6 @@ impl<V> HierarchicalWheel<V> {
         self.occupied_levels |= 1 << level;
     }
 
-    /// Puts the live entry `index`, whose deadline is `<= now`, on the due list.
-    fn file_due(&mut self, index: u32) {
-        self.entries.get_mut(index).home = DUE;
-        self.due.push(&mut self.entries, index);
-    }
-
     /// Marks slot `slot` of `level` empty.
     #[inline]
     fn clear_slot_bit(&mut self, level: usize, slot: usize) {
@@ -263,10 +262,26 @@ impl<V> HierarchicalWheel<V> {
     }
 
     /// Re-files every entry of a detached list relative to the current clock.
+    ///
+    /// `file` for each entry, with the entry read and relinked through one arena access
+    /// (its `next` is read before it is overwritten): a cascade is a walk of a list of
+    /// entries scattered over the arena, so each access saved is a check on a cold line.
     fn cascade(&mut self, mut index: u32) {
         while index != NIL {
-            let next = self.entries.link(index);
-            self.file(index);
+            let (link, entry) = self.entries.entry_mut(index);
+            let next = *link;
+            let level = level_for(self.now, entry.deadline);
+            let slot = slot_for(entry.deadline, level);
+            let home = level * SLOTS + slot;
+            entry.home = home as u32;
+            entry.prev = NIL;
+            let old_head = std::mem::replace(&mut self.heads[home], index);
+            *link = old_head;
+            if old_head != NIL {
+                self.entries.get_mut(old_head).prev = index;
+            }
+            self.occupied[level] |= 1 << slot;
+            self.occupied_levels |= 1 << level;
             self.work += 1;
             index = next;
         }
@@ -276,6 +291,49 @@ impl<V> HierarchicalWheel<V> {
     fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
         let sorted = self.due.take_sorted(&mut self.entries, &mut self.work);
         self.fire_list(sorted, on_fire);
+    }
+}
+
+impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
+    const DUE: u32 = DUE;
+
+    #[inline]
+    fn parts(&mut self) -> (&mut Arena<Entry<V>>, &mut DueList, &mut u64) {
+        (&mut self.entries, &mut self.due, &mut self.work)
+    }
+
+    #[inline]
+    fn clock(&self) -> Tick {
+        self.now
+    }
+
+    #[inline]
+    fn unlink_entry(&mut self, index: u32) {
+        self.unlink(index);
+    }
+
+    #[inline]
+    fn file_entry(&mut self, index: u32) {
+        self.file(index);
+    }
+
+    #[inline]
+    fn earliest(&mut self) -> Option<(usize, usize)> {
+        self.earliest_slot()
+    }
+
+    /// The entry goes into the arena with its `home` and its list link already written,
+    /// so a `start` writes its entry once.
+    #[inline]
+    fn insert_filed(&mut self, mut entry: Entry<V>) -> TimerId {
+        let level = level_for(self.now, entry.deadline);
+        let slot = slot_for(entry.deadline, level);
+        let home = level * SLOTS + slot;
+        entry.home = home as u32;
+        let id = arena_list::insert_front(&mut self.entries, &mut self.heads[home], entry);
+        self.occupied[level] |= 1 << slot;
+        self.occupied_levels |= 1 << level;
+        id
     }
 }
 
@@ -293,40 +351,17 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let entry = Entry::new(deadline, value);
-        let id = self.entries.insert(NIL, entry);
-        self.work += 1;
-        if deadline <= self.now {
-            self.file_due(id.index());
-        } else {
-            self.file(id.index());
-        }
-        id
+        wheel_core::start(self, deadline, value)
     }
 
     fn stop(&mut self, id: TimerId) -> Option<V> {
-        let index = self.entries.resolve(id)?;
-        self.unlink(index);
-        self.work += 1;
-        Some(self.entries.remove(index).1.value)
+        wheel_core::stop(self, id)
     }
 
     /// Relinks the entry in place: off its slot (or the due list), new deadline and
     /// value, filed again as `start` files, with no arena free and allocation between.
     fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
-        let Some(index) = self.entries.resolve(id) else {
-            return (self.start(deadline, value), None);
-        };
-        self.unlink(index);
-        self.work += 1;
-        let entry = Entry::new(deadline, value);
-        let (id, old) = self.entries.reissue(index, entry);
-        if deadline <= self.now {
-            self.file_due(index);
-        } else {
-            self.file(index);
-        }
-        (id, Some(old.value))
+        wheel_core::restart(self, id, deadline, value)
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
@@ -351,11 +386,7 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        if let Some(min) = self.due.min(&self.entries, &mut self.work) {
-            return Some(min);
-        }
-        let (level, slot) = self.earliest_slot()?;
-        Some(slot_start(self.now, level, slot))
+        wheel_core::next_deadline(self)
     }
 
     /// Each round of `advance(next_deadline())` processes the slot of the earliest timer,

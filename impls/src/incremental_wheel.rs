@@ -56,6 +56,11 @@
 //! | `advance`, staging | per level whose next slot holds r entries: `ceil(r * passed / left)` moves, `passed` the ticks of the slot's window this call moved the clock, `left` those there were to go |
 //! | `next_deadline` | O(1), as `hierarchical-wheel`: exact at level 0 and on the due list, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
+//! # Code
+//!
+//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`](crate::wheel_core)'s,
+//! shared with `hierarchical-wheel`.
+//!
 //! # The bound on one call
 //!
 //! Under a clock that moves one tick per call, a next slot of level `l` that held `n`
@@ -82,6 +87,7 @@ use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
 use crate::hierarchical_wheel::{Entry, LEVELS, SLOTS, fire_list, level_for, slot_for, slot_start};
+use crate::wheel_core::{self, BitmapWheel};
 
 /// Banks of 64 slots: the main wheel's one per level, and stage `L`'s one per level below
 /// `L`, for `L` in `1..LEVELS`.
@@ -346,17 +352,34 @@ impl<V> IncrementalWheel<V> {
             index = next;
         }
     }
+}
 
-    /// Files a live entry as `start` does: the due list for a deadline `<= now`, else the
-    /// wheel.
+impl<V> BitmapWheel<V> for IncrementalWheel<V> {
+    const DUE: u32 = DUE;
+
     #[inline]
-    fn file_new(&mut self, index: u32, deadline: Tick) {
-        if deadline <= self.now {
-            self.entries.get_mut(index).home = DUE;
-            self.due.push(&mut self.entries, index);
-        } else {
-            self.file(index);
-        }
+    fn parts(&mut self) -> (&mut Arena<Entry<V>>, &mut DueList, &mut u64) {
+        (&mut self.entries, &mut self.due, &mut self.work)
+    }
+
+    #[inline]
+    fn clock(&self) -> Tick {
+        self.now
+    }
+
+    #[inline]
+    fn unlink_entry(&mut self, index: u32) {
+        self.unlink(index);
+    }
+
+    #[inline]
+    fn file_entry(&mut self, index: u32) {
+        self.file(index);
+    }
+
+    #[inline]
+    fn earliest(&mut self) -> Option<(usize, usize)> {
+        self.earliest_slot()
     }
 }
 
@@ -394,32 +417,17 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let entry = Entry::new(deadline, value);
-        let id = self.entries.insert(NIL, entry);
-        self.work += 1;
-        self.file_new(id.index(), deadline);
-        id
+        wheel_core::start(self, deadline, value)
     }
 
     fn stop(&mut self, id: TimerId) -> Option<V> {
-        let index = self.entries.resolve(id)?;
-        self.unlink(index);
-        self.work += 1;
-        Some(self.entries.remove(index).1.value)
+        wheel_core::stop(self, id)
     }
 
     /// Relinks the entry in place: off its list, new deadline and value, filed again as
     /// `start` files, with no arena free and allocation between.
     fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
-        let Some(index) = self.entries.resolve(id) else {
-            return (self.start(deadline, value), None);
-        };
-        self.unlink(index);
-        self.work += 1;
-        let entry = Entry::new(deadline, value);
-        let (id, old) = self.entries.reissue(index, entry);
-        self.file_new(index, deadline);
-        (id, Some(old.value))
+        wheel_core::restart(self, id, deadline, value)
     }
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
@@ -454,11 +462,7 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        if let Some(min) = self.due.min(&self.entries, &mut self.work) {
-            return Some(min);
-        }
-        let (level, slot) = self.earliest_slot()?;
-        Some(slot_start(self.now, level, slot))
+        wheel_core::next_deadline(self)
     }
 
     /// Each round of `advance(next_deadline())` processes the slot of the earliest timer

@@ -47,6 +47,7 @@ pub mod btree;
 pub mod delay_queue_purge;
 pub mod floor;
 pub mod hashed_wheel;
+pub mod heap_core;
 pub mod hierarchical_wheel;
 pub mod incremental_wheel;
 pub mod kafka_wheel;
@@ -58,6 +59,7 @@ pub mod ring_buckets;
 pub mod skiplist;
 pub mod skynet_wheel;
 pub mod timeout_lists;
+mod wheel_core;
 
 #[cfg(feature = "peers")]
 pub mod peers;

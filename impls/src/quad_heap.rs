@@ -15,15 +15,23 @@
 //! of 64-byte-aligned groups therefore puts every sibling set in one cache line; positions
 //! 0..=2 are never used (48 bytes, once). The parent of `c` is `c / 4 + 2`.
 //!
-//! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline and each arena
-//! entry keeps its heap position, so `stop` removes eagerly in O(log n).
+//! As in [`binary_heap`](crate::binary_heap), each slot caches its deadline (libev's
+//! `ANHE` caches the "at" the same way) and each arena entry keeps its heap position, so
+//! `stop` removes eagerly in O(log n). Both heaps are [`heap_core`](crate::heap_core)'s
+//! `start`, `stop`, in-place `restart` and `advance`; this file is the array's shape.
+//!
+//! The sift loops move a hole, never swap: the moving slot is held aside and written once,
+//! at its final position (Go's `siftupTimer`/`siftdownTimer`, libev's `upheap`/`downheap`).
+//! A removal (`stop`, and every firing) fills its hole with the last slot, which almost
+//! always belongs near the leaves, so the hole first goes all the way down taking the
+//! earliest child without comparing with the last slot, and the last slot then rises from
+//! the leaf (Floyd's bottom-up trick, see `fill_hole`): one comparison fewer per level.
 //!
 //! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
 //! level's address depends on this level's data and, past the cache, every level's miss
 //! would wait for the one before (a binary heap's branchy sift lets the processor guess
-//! ahead). So each level also reads the four groups the next level can be in, all at once:
-//! on `hold` at 1M timers this made the quad heap about 15% faster, from 0.85× to parity
-//! with the binary heap (see `touch_next_groups`).
+//! ahead). So once the groups outgrow the level-1 cache, each level also reads the four
+//! groups the next level can be in, all at once (see `read_ahead`).
 //!
 //! # One timer entry
 //!
@@ -38,9 +46,9 @@
 //! | operation | cost |
 //! | --- | --- |
 //! | `start` | O(log4 n) sift-up, one comparison per level; plus a copy of the groups and the arena when they double (see *Storage*) |
-//! | `stop` | O(log4 n): the last slot fills the hole and sifts up or down |
+//! | `stop` | O(log4 n): the hole goes down to a leaf (three comparisons a level), the last slot rises into it; or, when the last slot is earlier than the hole's parent, it sifts up |
 //! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
-//! | `advance`, per fired timer | O(log4 n) levels of up to four comparisons, one cache line each |
+//! | `advance`, per fired timer | O(log4 n) levels of three comparisons, one cache line each, as for `stop` |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
 //!
@@ -60,23 +68,24 @@
 //! For every position `c` past the root, `slot(c).deadline >= slot(c / 4 + 2).deadline`, and
 //! for every pending timer, `arena.link(slot(p).entry) == p`.
 
-use crate::arena::Arena;
-use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::contract::Tick;
+use crate::heap_core::{HeapSlot, HeapTimers, Shape};
 
 /// Where the groups live: a `Vec`, or segments with `segmented-storage`.
 type GroupStore = crate::segmented::Storage<Group>;
+
+/// See the module documentation.
+pub type QuadHeapTimers<V> = HeapTimers<V, QuadShape>;
 
 /// Position of the root: the first three positions pad the root's group so that every
 /// sibling set starts a group.
 const ROOT: usize = 3;
 
-/// A heap element: the deadline, cached, and the arena index of its timer.
-#[derive(Clone, Copy, Debug)]
-struct HeapSlot {
-    deadline: Tick,
-    entry: u32,
-}
+/// Groups past which the array outgrows a 32 KiB level-1 data cache: below it every group
+/// is a cache hit and reading ahead would only add loads.
+const READ_AHEAD_FROM_GROUPS: usize = 32 * 1024 / std::mem::size_of::<Group>();
 
+/// The filler of lanes past the end: never earlier than an occupied lane.
 const UNUSED: HeapSlot = HeapSlot {
     deadline: Tick::MAX,
     entry: u32::MAX,
@@ -105,84 +114,35 @@ fn earliest_lane(siblings: &[HeapSlot; 4]) -> usize {
     }
 }
 
-#[inline]
-fn parent(position: usize) -> usize {
-    position / 4 + 2
-}
-
+/// The first of the four children of `position`; they are group `position - 2`.
 #[inline]
 fn first_child(position: usize) -> usize {
     4 * (position - 2)
 }
 
-/// See the module documentation.
-pub struct QuadHeapTimers<V> {
+/// A 4-ary heap rooted at [`ROOT`], four siblings to a 64-byte group.
+pub struct QuadShape {
     groups: GroupStore,
-    /// Pending timers; they occupy positions `ROOT..ROOT + len`.
-    len: usize,
-    /// Values, with each timer's heap position as the arena link.
-    entries: Arena<V>,
-    now: Tick,
-    work: u64,
 }
 
-impl<V> QuadHeapTimers<V> {
-    /// Bytes one pending timer costs: a quarter of a group and its arena slot.
-    pub const BYTES_PER_TIMER: usize = std::mem::size_of::<Group>() / 4 + Arena::<V>::SLOT_BYTES;
-
-    #[inline]
-    fn slot(&self, position: usize) -> HeapSlot {
-        self.groups[position / 4].0[position % 4]
-    }
-
-    /// Writes `slot` at `position` and records the position in its entry.
-    #[inline]
-    fn place(&mut self, position: usize, slot: HeapSlot) {
+impl QuadShape {
+    #[inline(always)]
+    fn write(&mut self, position: usize, slot: HeapSlot) {
         self.groups[position / 4].0[position % 4] = slot;
-        self.entries.set_link(slot.entry, position as u32);
     }
 
-    /// One past the last occupied position.
-    #[inline]
-    fn end(&self) -> usize {
-        ROOT + self.len
-    }
-
-    fn sift_up(&mut self, mut position: usize) {
-        let moving = self.slot(position);
-        while position > ROOT {
-            let up = parent(position);
-            let above = self.slot(up);
-            if above.deadline <= moving.deadline {
-                break;
-            }
-            self.place(position, above);
-            position = up;
-            self.work += 1;
+    /// One level down from the hole at `position`: the earliest child and its position, or
+    /// `None` when the hole is a leaf.
+    #[inline(always)]
+    fn earliest_child(&self, position: usize, end: usize) -> Option<(HeapSlot, usize)> {
+        let first = first_child(position);
+        if first >= end {
+            return None;
         }
-        self.place(position, moving);
-    }
-
-    fn sift_down(&mut self, mut position: usize) {
-        let moving = self.slot(position);
-        let end = self.end();
-        loop {
-            let first = first_child(position);
-            if first >= end {
-                break;
-            }
-            self.touch_next_groups(first);
-            let siblings = &self.groups[first / 4].0;
-            let earliest = earliest_lane(siblings);
-            let child = siblings[earliest];
-            if child.deadline >= moving.deadline {
-                break;
-            }
-            self.place(position, child);
-            position = first + earliest;
-            self.work += 1;
-        }
-        self.place(position, moving);
+        self.read_ahead(first);
+        let siblings = &self.groups[position - 2].0;
+        let lane = earliest_lane(siblings);
+        Some((siblings[lane], first + lane))
     }
 
     /// Reads one deadline from each of the four groups a sift-down can move to after the
@@ -194,134 +154,169 @@ impl<V> QuadHeapTimers<V> {
     /// heap's branchy sift (where both candidate children's children share a cache line and
     /// a guessed branch fetches the right line either way): without this, every level's
     /// miss waits for the previous one. A plain load of safe code, not a prefetch
-    /// instruction (those need `unsafe`); it costs four loads per level, which at the top
-    /// of the heap hit the cache.
-    #[inline]
-    fn touch_next_groups(&self, first: usize) {
+    /// instruction (those need `unsafe`); skipped while the groups fit in the level-1
+    /// cache, where it would be four loads per level for nothing.
+    #[inline(always)]
+    fn read_ahead(&self, first: usize) {
+        let groups = &self.groups;
         let next = first - 2;
-        if next + 4 <= self.groups.len() {
-            // Four groups indexed one by one: they may span two segments.
-            let groups = &self.groups;
-            std::hint::black_box(
-                groups[next].0[0].deadline
-                    ^ groups[next + 1].0[0].deadline
-                    ^ groups[next + 2].0[0].deadline
-                    ^ groups[next + 3].0[0].deadline,
-            );
+        if groups.len() >= READ_AHEAD_FROM_GROUPS
+            && let Some(four) = next_four(groups, next)
+        {
+            std::hint::black_box(four);
         }
-    }
-
-    /// Takes the slot at `position` out of the heap, filling the hole with the last slot.
-    fn remove_at(&mut self, position: usize) -> HeapSlot {
-        let removed = self.slot(position);
-        let last_position = self.end() - 1;
-        let last = self.slot(last_position);
-        self.groups[last_position / 4].0[last_position % 4] = UNUSED;
-        self.len -= 1;
-        if position < last_position {
-            self.groups[position / 4].0[position % 4] = last;
-            if position > ROOT && self.slot(parent(position)).deadline > last.deadline {
-                self.sift_up(position);
-            } else {
-                self.sift_down(position);
-            }
-        }
-        removed
     }
 }
 
-impl<V> TimerQueue<V> for QuadHeapTimers<V> {
+/// The first deadline of each of groups `next..next + 4`, if they exist: one bounds check
+/// on a contiguous `Vec`.
+#[cfg(not(feature = "segmented-storage"))]
+#[inline(always)]
+fn next_four(groups: &GroupStore, next: usize) -> Option<Tick> {
+    let four = groups.get(next..next + 4)?;
+    Some(
+        four[0].0[0].deadline
+            ^ four[1].0[0].deadline
+            ^ four[2].0[0].deadline
+            ^ four[3].0[0].deadline,
+    )
+}
+
+/// The first deadline of each of groups `next..next + 4`, if they exist, indexed one by
+/// one: they may span two segments.
+#[cfg(feature = "segmented-storage")]
+#[inline(always)]
+fn next_four(groups: &GroupStore, next: usize) -> Option<Tick> {
+    (next + 4 <= groups.len()).then(|| {
+        groups[next].0[0].deadline
+            ^ groups[next + 1].0[0].deadline
+            ^ groups[next + 2].0[0].deadline
+            ^ groups[next + 3].0[0].deadline
+    })
+}
+
+impl Shape for QuadShape {
+    const ROOT: usize = ROOT;
+    const SLOT_BYTES: usize = std::mem::size_of::<Group>() / 4;
+
     fn with_capacity(capacity: usize) -> Self {
-        QuadHeapTimers {
+        QuadShape {
             groups: GroupStore::with_capacity((ROOT + capacity).div_ceil(4)),
-            len: 0,
-            entries: Arena::with_capacity(capacity),
-            now: 0,
-            work: 0,
         }
     }
 
-    fn start(&mut self, deadline: Tick, value: V) -> TimerId {
-        let position = self.end();
-        if position / 4 == self.groups.len() {
+    #[inline(always)]
+    fn slot(&self, position: usize) -> HeapSlot {
+        self.groups[position / 4].0[position % 4]
+    }
+
+    #[inline]
+    fn parent(position: usize) -> usize {
+        position / 4 + 2
+    }
+
+    #[inline]
+    fn grow_to(&mut self, end: usize) {
+        if (end - 1) / 4 == self.groups.len() {
             self.groups.push(Group([UNUSED; 4]));
         }
-        let id = self.entries.insert(position as u32, value);
-        self.len += 1;
-        self.place(
-            position,
-            HeapSlot {
-                deadline,
-                entry: id.index(),
-            },
-        );
-        self.sift_up(position);
-        id
     }
 
-    fn stop(&mut self, id: TimerId) -> Option<V> {
-        let index = self.entries.resolve(id)?;
-        let position = self.entries.link(index) as usize;
-        self.remove_at(position);
-        Some(self.entries.remove(index).1)
+    #[inline]
+    fn take_last(&mut self, last: usize) -> HeapSlot {
+        std::mem::replace(&mut self.groups[last / 4].0[last % 4], UNUSED)
     }
 
-    /// In place: the entry keeps its heap slot and arena slot, takes the new deadline and
-    /// sifts up or down from where it is (Go's `modtimer` followed by its `siftupTimer` /
-    /// `siftdownTimer`), one O(log n) sift instead of a removal and an insertion.
-    fn restart(&mut self, id: TimerId, deadline: Tick, value: V) -> (TimerId, Option<V>) {
-        let Some(index) = self.entries.resolve(id) else {
-            return (self.start(deadline, value), None);
-        };
-        let position = self.entries.link(index) as usize;
-        let (id, old) = self.entries.reissue(index, value);
-        let slot = &mut self.groups[position / 4].0[position % 4];
-        let earlier = deadline < slot.deadline;
-        slot.deadline = deadline;
-        if earlier {
-            self.sift_up(position);
-        } else {
-            self.sift_down(position);
-        }
-        (id, Some(old))
-    }
-
-    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
-        check_advance(self.now, to);
-        self.work += 1;
-        while self.len > 0 {
-            let root = self.slot(ROOT);
-            if root.deadline > to {
+    #[inline]
+    fn sift_up(
+        &mut self,
+        mut position: usize,
+        moving: HeapSlot,
+        mut placed: impl FnMut(u32, usize),
+    ) -> u64 {
+        let mut levels = 0;
+        while position > ROOT {
+            let up = Self::parent(position);
+            let above = self.slot(up);
+            if above.deadline <= moving.deadline {
                 break;
             }
-            self.remove_at(ROOT);
-            let id = self.entries.id(root.entry);
-            let (_, value) = self.entries.remove(root.entry);
-            on_fire(id, value, root.deadline);
+            self.write(position, above);
+            placed(above.entry, position);
+            position = up;
+            levels += 1;
         }
-        self.now = to;
+        self.write(position, moving);
+        placed(moving.entry, position);
+        levels
     }
 
-    fn next_deadline(&mut self) -> Option<Tick> {
-        (self.len > 0).then(|| self.slot(ROOT).deadline)
+    #[inline]
+    fn sift_down(
+        &mut self,
+        mut position: usize,
+        moving: HeapSlot,
+        end: usize,
+        mut placed: impl FnMut(u32, usize),
+    ) -> u64 {
+        let mut levels = 0;
+        while let Some((child, at)) = self.earliest_child(position, end) {
+            if child.deadline >= moving.deadline {
+                break;
+            }
+            self.write(position, child);
+            placed(child.entry, position);
+            position = at;
+            levels += 1;
+        }
+        self.write(position, moving);
+        placed(moving.entry, position);
+        levels
     }
 
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
+    /// The hole goes down to a leaf, always taking the earliest child, without comparing
+    /// with `last`; then `last` rises from the leaf to where it belongs, never above the
+    /// hole's first position (Floyd's bottom-up heapsort trick). The former last slot
+    /// almost always belongs near the leaves, so this saves a comparison, and its
+    /// unpredictable branch, on every level down and costs about one level back up.
+    #[inline]
+    fn fill_hole(
+        &mut self,
+        position: usize,
+        last: HeapSlot,
+        end: usize,
+        mut placed: impl FnMut(u32, usize),
+    ) -> u64 {
+        let top = position;
+        let mut hole = position;
+        let mut levels = 0;
+        while let Some((child, at)) = self.earliest_child(hole, end) {
+            self.write(hole, child);
+            placed(child.entry, hole);
+            hole = at;
+            levels += 1;
+        }
+        while hole > top {
+            let up = Self::parent(hole);
+            let above = self.slot(up);
+            if above.deadline <= last.deadline {
+                break;
+            }
+            self.write(hole, above);
+            placed(above.entry, hole);
+            hole = up;
+            levels += 1;
+        }
+        self.write(hole, last);
+        placed(last.entry, hole);
+        levels
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::TimerQueue;
 
     #[test]
     fn a_pending_timer_costs_32_bytes_and_siblings_share_a_line() {
@@ -336,8 +331,9 @@ mod tests {
         for position in ROOT..10_000 {
             let first = first_child(position);
             assert_eq!(first % 4, 0, "siblings start a group");
+            assert_eq!(first / 4, position - 2);
             for child in first..first + 4 {
-                assert_eq!(parent(child), position);
+                assert_eq!(QuadShape::parent(child), position);
             }
         }
     }
@@ -351,12 +347,11 @@ mod tests {
         for id in ids.iter().step_by(3) {
             queue.stop(*id);
         }
-        for position in ROOT..queue.end() {
-            let slot = queue.slot(position);
-            assert_eq!(queue.entries.link(slot.entry) as usize, position);
-            if position > ROOT {
-                assert!(queue.slot(parent(position)).deadline <= slot.deadline);
-            }
+        for (i, id) in ids.iter().enumerate().skip(1).step_by(5) {
+            queue.restart(*id, (i as u64 * 31) % 97, 0);
         }
+        queue.check_back_indices();
+        queue.advance(50, |_, _, deadline| assert!(deadline <= 50));
+        queue.check_back_indices();
     }
 }
