@@ -36,7 +36,7 @@
 //!
 //! The heap array and the arena are [`segmented::Storage`](crate::segmented::Storage): one
 //! `Vec` each by default, segments that never copy with the feature `segmented-storage`
-//! (1.7 times slower on `start_stop/1M`, measured in `segmented.rs`).
+//! (its throughput cost is in METHODOLOGY.md, *Storage growth and segmented storage*).
 //!
 //! # Empty time
 //!

@@ -227,15 +227,5 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         (self.len > 0).then(|| self.heap.slot(S::ROOT).deadline)
     }
 
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(len);
 }

@@ -472,17 +472,7 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
         LEVELS as u32
     }
 
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn now(&self) -> Tick {
-        self.now
-    }
-
-    fn work(&self) -> u64 {
-        self.work
-    }
+    crate::contract::len_now_work!(entries.len());
 }
 
 #[cfg(test)]

@@ -56,8 +56,8 @@
 //!
 //! The groups and the arena are [`segmented::Storage`](crate::segmented::Storage): one
 //! `Vec` each by default, segments that never copy with the feature `segmented-storage` (a
-//! segment of groups is 256 KiB, 64-byte aligned, so a group never straddles two; 1.9 times
-//! slower on `start_stop/1M`, measured in `segmented.rs`).
+//! segment of groups is 256 KiB, 64-byte aligned, so a group never straddles two; its
+//! throughput cost measured in METHODOLOGY.md, *Storage growth and segmented storage*).
 //!
 //! # Empty time
 //!
