@@ -37,10 +37,30 @@ fn files(folder: &Path, extensions: &[&str], found: &mut Vec<PathBuf>) {
     }
 }
 
+/// The text of a markdown document outside code: fenced blocks and inline code spans are
+/// left out, since a `](` inside them is not a link.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            let outside_spans: String = line.split('`').step_by(2).collect();
+            out.push_str(&outside_spans);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The targets of the inline links `[text](target)` of a markdown text, without anchors.
 fn link_targets(text: &str) -> Vec<String> {
+    let text = prose(text);
     let mut targets = Vec::new();
-    let mut rest = text;
+    let mut rest = text.as_str();
     while let Some(at) = rest.find("](") {
         rest = &rest[at + 2..];
         let Some(end) = rest.find(')') else { break };
@@ -124,6 +144,7 @@ fn the_readme_stays_a_front_page() {
 
 #[test]
 fn the_link_reader_finds_relative_targets_only() {
-    let text = "see [a](docs/a.md#x), [b](https://example.org), [c](../c.md) and [d](#top)";
+    let text = "see [a](docs/a.md#x), [b](https://example.org), [c](../c.md) and [d](#top)\n\
+                `[e](not/a/link)` and\n```\n[f](nor/this)\n```\n";
     assert_eq!(link_targets(text), ["docs/a.md", "../c.md"]);
 }
