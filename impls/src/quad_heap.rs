@@ -22,10 +22,12 @@
 //!
 //! The sift loops move a hole, never swap: the moving slot is held aside and written once,
 //! at its final position (Go's `siftupTimer`/`siftdownTimer`, libev's `upheap`/`downheap`).
-//! A removal (`stop`, and every firing) fills its hole with the last slot, which almost
-//! always belongs near the leaves, so the hole first goes all the way down taking the
-//! earliest child without comparing with the last slot, and the last slot then rises from
-//! the leaf (Floyd's bottom-up trick, see `fill_hole`): one comparison fewer per level.
+//! A removal (`stop`, and every firing) fills its hole with the last slot by a plain
+//! sift-down that stops where the last slot belongs. Floyd's bottom-up variant (the hole
+//! sent to a leaf first, the last slot rising from there) saves a comparison per level but
+//! walks every level to a leaf: where the last slot belongs high up, as on start-stop,
+//! whose last slot is the ancestor a start just displaced, that walk reaches cold lines at
+//! 1M timers (docs/fair-fight.md has the measurement).
 //!
 //! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
 //! level's address depends on this level's data and, past the cache, every level's miss
@@ -271,44 +273,6 @@ impl Shape for QuadShape {
         }
         self.write(position, moving);
         placed(moving.entry, position);
-        levels
-    }
-
-    /// The hole goes down to a leaf, always taking the earliest child, without comparing
-    /// with `last`; then `last` rises from the leaf to where it belongs, never above the
-    /// hole's first position (Floyd's bottom-up heapsort trick). The former last slot
-    /// almost always belongs near the leaves, so this saves a comparison, and its
-    /// unpredictable branch, on every level down and costs about one level back up.
-    #[inline]
-    fn fill_hole(
-        &mut self,
-        position: usize,
-        last: HeapSlot,
-        end: usize,
-        mut placed: impl FnMut(u32, usize),
-    ) -> u64 {
-        let top = position;
-        let mut hole = position;
-        let mut levels = 0;
-        while let Some((child, at)) = self.earliest_child(hole, end) {
-            self.write(hole, child);
-            placed(child.entry, hole);
-            hole = at;
-            levels += 1;
-        }
-        while hole > top {
-            let up = Self::parent(hole);
-            let above = self.slot(up);
-            if above.deadline <= last.deadline {
-                break;
-            }
-            self.write(hole, above);
-            placed(above.entry, hole);
-            hole = up;
-            levels += 1;
-        }
-        self.write(hole, last);
-        placed(last.entry, hole);
         levels
     }
 }
