@@ -102,19 +102,18 @@ fn no_file_refers_outside_the_repository() {
     files(&root(), &kinds, &mut sources);
     files(&root().join(".ci"), &[""], &mut sources);
     files(&root().join("scripts"), &[""], &mut sources);
-    let outside = ["shared/spec", "shared/research"];
+    // Built, not written, so that this file does not name what it looks for.
+    let outside = [
+        ["shared", "spec"].join("/"),
+        ["shared", "research"].join("/"),
+    ];
     let offenders: Vec<String> = sources
         .iter()
         .filter(|path| {
             let text = std::fs::read_to_string(path).unwrap_or_default();
-            outside.iter().any(|o| text.contains(o))
+            outside.iter().any(|o| text.contains(o.as_str()))
         })
         .map(|path| path.display().to_string())
-        .collect();
-    // This file names what it looks for.
-    let offenders: Vec<&String> = offenders
-        .iter()
-        .filter(|p| !p.ends_with("docs.rs"))
         .collect();
     assert!(offenders.is_empty(), "refer to shared/: {offenders:?}");
 }

@@ -16,7 +16,7 @@ pub struct Run {
     pub folder: PathBuf,
     /// `A`, `B`, ...: its short name in column headers.
     pub label: String,
-    /// The folder's own name, e.g. `2026-11-22-host-abc1234`.
+    /// The folder's own name, `<date>-<host>-<git rev>` for a run's own folder.
     pub name: String,
     /// `environment.json`, when the folder has one.
     pub environment: Option<Environment>,
