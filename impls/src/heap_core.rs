@@ -68,19 +68,6 @@ pub trait Shape {
         end: usize,
         placed: impl FnMut(u32, usize),
     ) -> u64;
-
-    /// Fills the hole a removal left at `position` with `last`, the former last slot,
-    /// which belongs below the hole (its parent is not later). By default a plain
-    /// [`sift_down`](Shape::sift_down).
-    fn fill_hole(
-        &mut self,
-        position: usize,
-        last: HeapSlot,
-        end: usize,
-        placed: impl FnMut(u32, usize),
-    ) -> u64 {
-        self.sift_down(position, last, end, placed)
-    }
 }
 
 /// A min-heap of deadlines with back-indices, in the array shape `S`.
@@ -132,11 +119,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
             if position > S::ROOT && self.heap.slot(S::parent(position)).deadline > last.deadline {
                 self.sift_up(position, last);
             } else {
-                let end = self.end();
-                let entries = &mut self.entries;
-                self.work += self.heap.fill_hole(position, last, end, |entry, at| {
-                    entries.set_link(entry, at as u32)
-                });
+                self.sift_down(position, last);
             }
         }
         removed
