@@ -4,7 +4,8 @@
 //
 // Usage: go-runtime micro start-stop|restart resident=N [samples=K] [min-sample-ms=M]
 // [warmup=W] [max-warmup=X] [resident-spread-ms=S]. `restart` is Timer.Reset of the resident
-// timers in turn, a keepalive's refresh. A runtime timer runs on the monotonic clock and
+// timers in turn, a keepalive's refresh. `micro lateness timers=N spread-ms=S idle-ms=I` is
+// the real-clock lateness microbenchmark (lateness.go). A runtime timer runs on the monotonic clock and
 // cannot be driven by a virtual one, so `replay` is answered "unsupported".
 package main
 
@@ -27,19 +28,20 @@ const protocol = 1
 const settledWithin = 0.05
 
 type answer struct {
-	Protocol            int       `json:"protocol"`
-	Engine              string    `json:"engine"`
-	Runtime             string    `json:"runtime"`
-	RuntimeVersion      string    `json:"runtime_version"`
-	Status              string    `json:"status"`
-	Reason              string    `json:"reason,omitempty"`
-	Unit                string    `json:"unit,omitempty"`
-	SamplesNs           []float64 `json:"samples_ns,omitempty"`
-	IterationsPerSample int64     `json:"iterations_per_sample,omitempty"`
-	WarmupIterations    int       `json:"warmup_iterations"`
-	WarmupSettled       bool      `json:"warmup_settled"`
-	PeakRssBytes        uint64    `json:"peak_rss_bytes"`
-	ResidentFired       int64     `json:"resident_fired"`
+	Protocol            int             `json:"protocol"`
+	Engine              string          `json:"engine"`
+	Runtime             string          `json:"runtime"`
+	RuntimeVersion      string          `json:"runtime_version"`
+	Status              string          `json:"status"`
+	Reason              string          `json:"reason,omitempty"`
+	Unit                string          `json:"unit,omitempty"`
+	SamplesNs           []float64       `json:"samples_ns,omitempty"`
+	IterationsPerSample int64           `json:"iterations_per_sample,omitempty"`
+	WarmupIterations    int             `json:"warmup_iterations"`
+	WarmupSettled       bool            `json:"warmup_settled"`
+	PeakRssBytes        uint64          `json:"peak_rss_bytes"`
+	ResidentFired       int64           `json:"resident_fired"`
+	Lateness            *latenessAnswer `json:"lateness,omitempty"`
 }
 
 func main() {
@@ -57,9 +59,20 @@ func run(args []string) (*answer, error) {
 	if len(args) < 1 {
 		return nil, fmt.Errorf("usage: go-runtime MODE [BENCH] key=value...")
 	}
+	if len(args) >= 2 && args[0] == "micro" && args[1] == "lateness" {
+		params, err := parameters(args[2:])
+		if err != nil {
+			return nil, err
+		}
+		if a.Lateness, err = lateness(params); err != nil {
+			return nil, err
+		}
+		a.Status, a.Unit, a.PeakRssBytes = "ok", "lateness", peakRss()
+		return a, nil
+	}
 	if args[0] != "micro" || len(args) < 2 || (args[1] != "start-stop" && args[1] != "restart") {
 		a.Status = "unsupported"
-		a.Reason = "Go's runtime timers run on the monotonic clock: no virtual-time replay; only `micro start-stop` and `micro restart`"
+		a.Reason = "Go's runtime timers run on the monotonic clock: no virtual-time replay; only `micro start-stop`, `micro restart` and `micro lateness`"
 		return a, nil
 	}
 	bench := args[1]

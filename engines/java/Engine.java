@@ -11,7 +11,8 @@ import java.util.Map;
 /**
  * The JDK engines of timerbench (docs/engines.md): `jdk-delay-queue` and `jdk-priority-queue`
  * replay a workload in virtual time through Kafka 0.8's purgatory rule and answer one JSON
- * object on stdout; `jdk-scheduled-executor` runs start+stop pairs ({@link StartStop}).
+ * object on stdout; `jdk-scheduled-executor` runs start+stop pairs ({@link StartStop}) and
+ * the real-clock lateness microbenchmark ({@link Lateness}).
  * Usage: `Engine NAME replay workload=PATH log=PATH [samples=N]
  * [min-sample-ms=M] [warmup=W] [max-warmup=X] [purge-interval=P]`.
  *
@@ -46,13 +47,17 @@ public final class Engine {
                 .field("runtime_version", Runtime.version().toString());
     }
 
-    private static String run(String[] args) throws IOException {
+    private static String run(String[] args) throws IOException, InterruptedException {
         if (args.length < 2) {
             throw new IOException("usage: Engine NAME MODE key=value...");
         }
         String name = args[0];
         String mode = args[1];
         Json answer = opening(name);
+        if (name.equals("jdk-scheduled-executor") && isLateness(args)) {
+            Lateness.Worker worker = new Lateness.Worker();
+            return Lateness.run(parameters(args, 3), new Lateness.ScheduledExecutor(worker), worker, answer);
+        }
         if (name.equals("jdk-scheduled-executor")) {
             Map<String, String> params = mode.equals("micro") ? parameters(args, 3) : Map.of();
             boolean removeOnCancel = Boolean.parseBoolean(params.getOrDefault("remove-on-cancel", "true"));
@@ -94,6 +99,11 @@ public final class Engine {
                         .field("pending", done.pendingCount()).field("final_clock", Purgatory.now)
                         .field("log", required(params, "log")).close())
                 .close();
+    }
+
+    /** Whether the request is `micro lateness ...`, the real-clock microbenchmark. */
+    static boolean isLateness(String[] args) {
+        return args.length >= 3 && args[1].equals("micro") && args[2].equals("lateness");
     }
 
     /** The `key=value` arguments from `args[from]` on. */

@@ -11,10 +11,25 @@ import java.util.concurrent.TimeUnit;
  * Netty queues new and cancelled timeouts for its worker thread, which moves at most
  * 100,000 of each into the wheel per tick: what a pair costs the caller is the two queue
  * operations; the wheel's own work happens on the worker, outside the figure.
+ *
+ * `micro lateness ... tick-ms=T` runs {@link Lateness} on a wheel of tick T (512 buckets):
+ * the worker sleeps to the end of every tick and fires the bucket whose tick has passed,
+ * so a timer fires between its deadline and a tick after it (later while more than 100,000
+ * new timeouts wait to be moved into the wheel), never before.
  */
 public final class NettyEngine {
+    private static final String NAME = "netty-hashed-wheel";
+
     public static void main(String[] args) {
-        Engine.answer(() -> StartStop.run(args, new Wheel(), Engine.opening("netty-hashed-wheel")));
+        Engine.answer(() -> {
+            if (Engine.isLateness(args)) {
+                var params = Engine.parameters(args, 3);
+                long tickMs = Long.parseLong(params.getOrDefault("tick-ms", "100"));
+                Lateness.Worker worker = new Lateness.Worker();
+                return Lateness.run(params, new Ticking(worker, tickMs), worker, Engine.opening(NAME));
+            }
+            return StartStop.run(args, new Wheel(), Engine.opening(NAME));
+        });
     }
 
     static final class Wheel extends StartStop {
@@ -29,6 +44,30 @@ public final class NettyEngine {
         void pair() {
             Timeout timeout = timer.newTimeout(nothing, 1, TimeUnit.SECONDS);
             timeout.cancel();
+        }
+
+        void close() {
+            timer.stop();
+        }
+    }
+
+    /** The wheel on the real clock at a chosen tick, its worker named for the lateness run. */
+    static final class Ticking extends Lateness {
+        private static final int TICKS_PER_WHEEL = 512;
+        private final HashedWheelTimer timer;
+        private final long tickMs;
+
+        Ticking(Lateness.Worker worker, long tickMs) {
+            this.tickMs = tickMs;
+            timer = new HashedWheelTimer(worker, tickMs, TimeUnit.MILLISECONDS, TICKS_PER_WHEEL);
+        }
+
+        void schedule(Runnable task, long delayNs) {
+            timer.newTimeout(timeout -> task.run(), delayNs, TimeUnit.NANOSECONDS);
+        }
+
+        long tickMs() {
+            return tickMs;
         }
 
         void close() {

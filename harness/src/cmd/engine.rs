@@ -7,6 +7,7 @@
 //! command then exits non-zero. Timings are the engine's own, taken inside its process.
 
 pub mod build;
+pub mod lateness;
 pub mod protocol;
 pub mod verify;
 
@@ -60,6 +61,8 @@ pub struct Args {
     /// Where engines are built and their answers kept.
     #[arg(long, default_value = "target/engines")]
     build_dir: PathBuf,
+    #[command(flatten)]
+    lateness: lateness::LatenessArgs,
 }
 
 /// The microbenchmarks of `--resident`.
@@ -69,6 +72,8 @@ pub enum Micro {
     StartStop,
     /// Restart a resident timer (Go's `Timer.Reset`).
     Restart,
+    /// Timers on the real clock: lateness, wake-ups and CPU (no --resident; see --timers).
+    Lateness,
 }
 
 /// What became of one engine.
@@ -104,6 +109,9 @@ impl Outcome {
 /// Runs the command.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let selected = select(&args.engines)?;
+    if args.micro == Micro::Lateness {
+        return run_lateness(args, selected);
+    }
     let program = match &args.workload {
         Some(path) => Some(timerbench_workloads::load(path).map_err(|e| anyhow::anyhow!("{e}"))?),
         None if args.resident.is_none() => {
@@ -145,6 +153,33 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         outcomes.push((engine.name, outcome));
     }
     Ok(print_outcomes(&outcomes))
+}
+
+/// `--micro lateness`: the named engines, or those that run it.
+fn run_lateness(args: &Args, selected: Vec<&'static Engine>) -> anyhow::Result<ExitCode> {
+    if args.resident.is_some() || args.workload.is_some() {
+        anyhow::bail!("--micro lateness takes --timers, not --resident or --workload");
+    }
+    let engines: Vec<&'static Engine> = selected
+        .into_iter()
+        .filter(|e| !args.engines.is_empty() || lateness::LATENESS_ENGINES.contains(&e.name))
+        .collect();
+    let sampling = Sampling {
+        samples: args.samples,
+        min_sample_ms: args.min_sample_ms,
+        warmup: args.warmup,
+        max_warmup: args.max_warmup,
+    };
+    let builder = build::Builder::new(&args.sources, &args.build_dir);
+    let limit = Duration::from_secs(args.limit_secs);
+    lateness::run(
+        &args.lateness,
+        &engines,
+        builder,
+        &sampling,
+        limit,
+        &args.build_dir,
+    )
 }
 
 /// The request the flags make; a replay's log goes to `scratch`.

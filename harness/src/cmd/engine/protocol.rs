@@ -1,6 +1,7 @@
 //! The engine protocol's harness side (docs/engines.md): start the program with the
 //! request as arguments, wait at most the limit, and read one JSON answer from its stdout.
 
+use super::lateness::{LatenessAnswer, LatenessRequest};
 use serde::Deserialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ pub enum Request {
         /// Timers pending, each restarted in its turn.
         resident: u64,
     },
+    /// Timers on the real clock: their lateness, the worker's wake-ups and CPU.
+    Lateness(LatenessRequest),
 }
 
 /// The sampling rule passed to every engine; the engine applies it on its own clock.
@@ -76,6 +79,7 @@ impl Request {
                 "restart".to_string(),
                 format!("resident={resident}"),
             ],
+            Request::Lateness(lateness) => lateness.arguments(),
         };
         args.extend([
             format!("samples={}", sampling.samples),
@@ -117,6 +121,8 @@ pub struct Answer {
     pub peak_rss_bytes: Option<u64>,
     /// A replay's counts and log; required for a replay.
     pub replay: Option<ReplayAnswer>,
+    /// The lateness microbenchmark's figures; required for an `ok` answer to it.
+    pub lateness: Option<Box<LatenessAnswer>>,
 }
 
 /// What an engine says its replay did; the harness verifies it against the model.
