@@ -130,12 +130,22 @@ impl<'a> Builder<'a> {
     /// Builds `engine` (its toolchain's sources, unless already built) and returns the
     /// command that runs it, to which the request's arguments are appended.
     pub fn build(&mut self, engine: &Engine) -> Result<Vec<String>, NotBuilt> {
+        if engine.toolchain == Toolchain::Netty {
+            // Netty's engine runs on the JDK engines' classes: they are compiled once for
+            // both, after the check that names Netty's package when something is missing.
+            present(Toolchain::Netty)?;
+            self.compile(Toolchain::Java)?;
+        }
+        self.compile(engine.toolchain)?;
+        command(engine, self.sources, self.build)
+    }
+
+    fn compile(&mut self, toolchain: Toolchain) -> Result<(), NotBuilt> {
         let (sources, build) = (self.sources, self.build);
         self.compiled
-            .entry(engine.toolchain)
-            .or_insert_with(|| compile(engine.toolchain, sources, build))
-            .clone()?;
-        command(engine, sources, build)
+            .entry(toolchain)
+            .or_insert_with(|| compile(toolchain, sources, build))
+            .clone()
     }
 }
 
@@ -178,14 +188,12 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
                 .env("GOCACHE", absolute(build)?.join("go-cache")),
         ),
         Toolchain::Java => javac(&sources.join("java"), &build.join("java"), None),
-        Toolchain::Netty => {
-            javac(&sources.join("java"), &build.join("java"), None)?;
-            javac(
-                &sources.join("netty"),
-                &build.join("netty"),
-                Some(&netty_classpath(build)),
-            )
-        }
+        // The JDK engines' classes are already built (`Builder::build`).
+        Toolchain::Netty => javac(
+            &sources.join("netty"),
+            &build.join("netty"),
+            Some(&netty_classpath(build)),
+        ),
     }
 }
 

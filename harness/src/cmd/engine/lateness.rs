@@ -383,3 +383,77 @@ fn write_live_workload(
     std::fs::write(path, live_workload(timers, spread_ms, tick_ms))
         .with_context(|| format!("--live-workload {}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_workload_fires_every_timer_at_its_delay_before_the_end() {
+        let text = live_workload(7, 1000, 100);
+        let program =
+            timerbench_workloads::program::load_from(text.as_bytes(), Path::new("lateness.tw"))
+                .expect("the workload loads");
+        assert_eq!(program.summary.started, 7);
+        assert_eq!(program.summary.fired, 7);
+        assert_eq!(program.summary.final_clock, 1200);
+        // floor(i × 1000 / 7): the same delays the engines schedule.
+        assert!(
+            text.contains("\ns 1 142\n") && text.contains("\ns 6 857\n"),
+            "{text}"
+        );
+    }
+
+    fn answer(fired: u64, early: u64, p50: f64, p99: f64) -> LatenessAnswer {
+        let phase = Phase {
+            seconds: 1.0,
+            wakeups_per_s: Some(10.0),
+            cpu_ms_per_s: 1.0,
+            process_cpu_ms_per_s: None,
+        };
+        LatenessAnswer {
+            timers: 10,
+            fired,
+            early,
+            tick_ms: Some(100),
+            spread_ms: 1000,
+            lateness_us: Percentiles {
+                p50: Some(p50),
+                p99: Some(p99),
+                p999: Some(p99),
+                max: Some(p99),
+            },
+            busy: phase,
+            idle: phase,
+            wakeups_of: "worker".into(),
+            cpu_of: "worker".into(),
+        }
+    }
+
+    #[test]
+    fn impossible_answers_are_refused() {
+        let request = LatenessRequest {
+            timers: 10,
+            spread_ms: 1000,
+            idle_ms: 1000,
+            tick_ms: Some(100),
+        };
+        assert_eq!(check(&request, &answer(10, 0, 5.0, 9.0)), Ok(()));
+        let more_than_scheduled = check(&request, &answer(11, 0, 5.0, 9.0)).unwrap_err();
+        assert!(
+            more_than_scheduled.contains("11 fired"),
+            "{more_than_scheduled}"
+        );
+        assert!(check(&request, &answer(10, 11, 5.0, 9.0)).is_err());
+        let disordered = check(&request, &answer(10, 0, 9.0, 5.0)).unwrap_err();
+        assert!(disordered.contains("out of order"), "{disordered}");
+        let mut negative = answer(10, 0, 5.0, 9.0);
+        negative.idle.wakeups_per_s = Some(-1.0);
+        assert!(check(&request, &negative).is_err());
+        let other_count = LatenessRequest {
+            timers: 20,
+            ..request
+        };
+        assert!(check(&other_count, &answer(10, 0, 5.0, 9.0)).is_err());
+    }
+}
