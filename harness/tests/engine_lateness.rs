@@ -54,7 +54,7 @@ fn with_fake_null(answer: &str, extra: &[&str]) -> std::process::Output {
     let output = timerbench_in(&args, dir.path());
     let request = std::fs::read_to_string(dir.path().join("engines/null/request")).unwrap();
     assert!(
-        request.starts_with("micro lateness timers=4 spread-ms=1000 idle-ms=1000"),
+        request.starts_with("micro lateness timers=4 spread-ms="),
         "{request}"
     );
     output
@@ -200,4 +200,38 @@ fn netty_and_the_jdk_executor_fire_every_timer_late_and_count_their_wakeups() {
     );
     let idle = fine.idle.wakeups_per_s.unwrap();
     assert!(idle >= 20.0, "a 1 ms tick while idle: {idle}/s");
+}
+
+/// `--with-live` runs the port live on the same timers after the engines: its table (the
+/// run verified against the model) below theirs.
+#[test]
+fn with_live_runs_the_port_on_the_same_timers() {
+    let output = with_fake_null(
+        &answer_with(LATENESS),
+        &[
+            "--spread-ms",
+            "40",
+            "--idle-ms",
+            "50",
+            "--tick-ms",
+            "10",
+            "--with-live",
+        ],
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(
+        stdout.contains(
+            "live --file build/lateness.tw --wait tick --idle 50ms --impl netty-wheel:tick=10"
+        ),
+        "{stdout}"
+    );
+    let port = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("netty-wheel:tick=10 "))
+        .unwrap_or_else(|| panic!("no live row: {stdout}"));
+    assert!(
+        port.contains("verified") && port.contains("tick/10ms"),
+        "{port}"
+    );
 }

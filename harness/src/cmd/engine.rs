@@ -24,7 +24,8 @@ use timerbench_workloads::Program;
 #[derive(clap::Args)]
 pub struct Args {
     /// An engine to run (repeatable; default every engine): null, go-runtime,
-    /// jdk-delay-queue, jdk-priority-queue, jdk-scheduled-executor, netty-hashed-wheel.
+    /// jdk-delay-queue, jdk-priority-queue, jdk-scheduled-executor, netty-hashed-wheel
+    /// (with --micro lateness, the default is go-runtime and the last two).
     #[arg(long = "engine")]
     engines: Vec<String>,
     /// A workload to replay in virtual time; its expiry log is verified against the model.

@@ -41,6 +41,17 @@ pub struct LatenessArgs {
     /// Lateness: also write the same timers as a workload file, for `timerbench live --file`.
     #[arg(long)]
     live_workload: Option<PathBuf>,
+    /// Lateness: then run the port, netty-wheel, live on the same timers at each tick
+    /// (`timerbench live --wait tick`), its table below the engines'.
+    #[arg(long)]
+    with_live: bool,
+}
+
+/// `timerbench live`'s flags, parsed from the command `--with-live` builds.
+#[derive(clap::Parser)]
+struct LiveCommand {
+    #[command(flatten)]
+    args: crate::cmd::live::Args,
 }
 
 /// `micro lateness` as the engine receives it.
@@ -124,8 +135,6 @@ pub struct Phase {
 
 /// Why a `lateness` answer cannot be right, whatever the machine's load.
 pub fn check(request: &LatenessRequest, answer: &LatenessAnswer) -> Result<(), String> {
-    let finite = |x: f64| x.is_finite() && x >= 0.0;
-    let phases = [answer.busy, answer.idle];
     let quantiles = [
         answer.lateness_us.p50,
         answer.lateness_us.p99,
@@ -142,25 +151,25 @@ pub fn check(request: &LatenessRequest, answer: &LatenessAnswer) -> Result<(), S
             "{} fired ({} early) of {} timers",
             answer.fired, answer.early, answer.timers
         ))
-    } else if phases.iter().any(|p| {
-        !(p.seconds.is_finite() && p.seconds > 0.0)
-            || !finite(p.cpu_ms_per_s)
-            || !p.wakeups_per_s.is_none_or(finite)
-    }) {
+    } else if !(sane(&answer.busy) && sane(&answer.idle)) {
         Err("a phase's seconds, wake-ups or CPU is negative or not a number".into())
     } else if answer.fired > 0 && quantiles.iter().any(|q| !q.is_some_and(f64::is_finite)) {
         Err("timers fired but a lateness percentile is missing".into())
-    } else if quantiles
-        .iter()
-        .flatten()
-        .is_sorted()
-        .then_some(())
-        .is_none()
-    {
+    } else if !quantiles.iter().flatten().is_sorted() {
         Err("lateness percentiles out of order".into())
     } else {
         Ok(())
     }
+}
+
+/// A phase of positive length whose rates are finite and not negative.
+fn sane(phase: &Phase) -> bool {
+    let rate = |x: f64| x.is_finite() && x >= 0.0;
+    phase.seconds.is_finite()
+        && phase.seconds > 0.0
+        && rate(phase.cpu_ms_per_s)
+        && phase.wakeups_per_s.is_none_or(rate)
+        && phase.process_cpu_ms_per_s.is_none_or(rate)
 }
 
 /// One row: an engine at one tick, or what became of it.
@@ -195,22 +204,23 @@ pub fn run(
     if let Some(zero) = ticks.iter().find(|t| **t == 0) {
         anyhow::bail!("--tick-ms {zero}: a tick lasts at least 1 ms");
     }
-    if let Some(path) = &args.live_workload {
-        write_live_workload(
-            path,
-            args.timers,
-            args.spread_ms,
-            *ticks.iter().max().unwrap(),
-        )?;
+    let workload = match (&args.live_workload, args.with_live) {
+        (Some(path), _) => Some(path.clone()),
+        (None, true) => Some(build_dir.join("lateness.tw")),
+        (None, false) => None,
+    };
+    if let Some(path) = &workload {
+        let longest = *ticks.iter().max().unwrap();
+        write_live_workload(path, args.timers, args.spread_ms, longest)?;
     }
     let mut rows = Vec::new();
     for engine in engines {
-        let ticks: Vec<Option<u64>> = if TICKED.contains(&engine.name) {
+        let engine_ticks: Vec<Option<u64>> = if TICKED.contains(&engine.name) {
             ticks.iter().copied().map(Some).collect()
         } else {
             vec![None]
         };
-        for tick_ms in ticks {
+        for tick_ms in engine_ticks {
             let request = LatenessRequest {
                 timers: args.timers,
                 spread_ms: args.spread_ms,
@@ -232,23 +242,64 @@ pub fn run(
         }
     }
     print(&rows);
-    if let Some(path) = &args.live_workload {
-        println!("the same timers as a workload: {}", path.display());
-        for tick in &ticks {
-            println!(
-                "  the port's side: timerbench live --file {} --impl netty-wheel:tick={tick} --wait tick --idle {}ms",
-                path.display(),
-                args.idle_ms
-            );
-        }
+    let engines_failed = rows.iter().any(|(_, _, r)| matches!(r, Row::Failed { .. }));
+    match workload {
+        Some(path) => port_side(&path, &ticks, args, engines_failed),
+        None => Ok(exit(engines_failed)),
     }
-    Ok(
-        if rows.iter().any(|(_, _, r)| matches!(r, Row::Failed { .. })) {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+}
+
+/// Prints the live command for the port on the same timers, and with `--with-live` runs it.
+fn port_side(
+    workload: &Path,
+    ticks: &[u64],
+    args: &LatenessArgs,
+    engines_failed: bool,
+) -> anyhow::Result<ExitCode> {
+    let live = live_command(workload, ticks, args.idle_ms);
+    println!("the same timers as a workload: {}", workload.display());
+    println!("  the port's side: timerbench {}", live.join(" "));
+    if !args.with_live {
+        return Ok(exit(engines_failed));
+    }
+    println!();
+    let parsed = <LiveCommand as clap::Parser>::try_parse_from(&live)
+        .context("the live command --with-live builds")?;
+    let live_exit = crate::cmd::live::run(&parsed.args)?;
+    Ok(if live_exit == ExitCode::SUCCESS {
+        exit(engines_failed)
+    } else {
+        live_exit
+    })
+}
+
+fn exit(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `live --file FILE --wait tick --idle Ims --impl netty-wheel:tick=T...`: the port on
+/// the same timers, woken every tick as Netty's worker is.
+fn live_command(workload: &Path, ticks: &[u64], idle_ms: u64) -> Vec<String> {
+    let mut command = [
+        "live",
+        "--file",
+        &workload.display().to_string(),
+        "--wait",
+        "tick",
+        "--idle",
+        &format!("{idle_ms}ms"),
+    ]
+    .map(String::from)
+    .to_vec();
+    for tick in ticks {
+        command.push("--impl".to_string());
+        command.push(format!("netty-wheel:tick={tick}"));
+    }
+    command
 }
 
 /// One exchange, its answer checked: an `ok` answer must carry a sane `lateness`.
@@ -380,8 +431,11 @@ fn write_live_workload(
     spread_ms: u64,
     tick_ms: u64,
 ) -> anyhow::Result<()> {
-    std::fs::write(path, live_workload(timers, spread_ms, tick_ms))
-        .with_context(|| format!("--live-workload {}", path.display()))
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    parent
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, live_workload(timers, spread_ms, tick_ms)))
+        .with_context(|| format!("the lateness workload {}", path.display()))
 }
 
 #[cfg(test)]
