@@ -16,6 +16,24 @@ import (
 	"time"
 )
 
+// withLateness is the answer's `lateness` object, embedded in the answer.
+type withLateness struct {
+	Lateness *latenessAnswer `json:"lateness,omitempty"`
+}
+
+// runLateness answers `micro lateness KEY=VALUE...`.
+func runLateness(a *answer, args []string) (*answer, error) {
+	params, err := parameters(args)
+	if err != nil {
+		return nil, err
+	}
+	if a.Lateness, err = lateness(params); err != nil {
+		return nil, err
+	}
+	a.Status, a.Unit, a.PeakRssBytes = "ok", "lateness", peakRss()
+	return a, nil
+}
+
 type latenessAnswer struct {
 	Timers     int64              `json:"timers"`
 	Fired      int64              `json:"fired"`

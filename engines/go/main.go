@@ -4,9 +4,9 @@
 //
 // Usage: go-runtime micro start-stop|restart resident=N [samples=K] [min-sample-ms=M]
 // [warmup=W] [max-warmup=X] [resident-spread-ms=S]. `restart` is Timer.Reset of the resident
-// timers in turn, a keepalive's refresh. `micro lateness timers=N spread-ms=S idle-ms=I` is
-// the real-clock lateness microbenchmark (lateness.go). A runtime timer runs on the monotonic clock and
-// cannot be driven by a virtual one, so `replay` is answered "unsupported".
+// timers in turn, a keepalive's refresh. A runtime timer runs on the monotonic clock and
+// cannot be driven by a virtual one, so `replay` is answered "unsupported". `micro lateness
+// timers=N spread-ms=S idle-ms=I` runs timers on the real clock (lateness.go).
 package main
 
 import (
@@ -28,20 +28,20 @@ const protocol = 1
 const settledWithin = 0.05
 
 type answer struct {
-	Protocol            int             `json:"protocol"`
-	Engine              string          `json:"engine"`
-	Runtime             string          `json:"runtime"`
-	RuntimeVersion      string          `json:"runtime_version"`
-	Status              string          `json:"status"`
-	Reason              string          `json:"reason,omitempty"`
-	Unit                string          `json:"unit,omitempty"`
-	SamplesNs           []float64       `json:"samples_ns,omitempty"`
-	IterationsPerSample int64           `json:"iterations_per_sample,omitempty"`
-	WarmupIterations    int             `json:"warmup_iterations"`
-	WarmupSettled       bool            `json:"warmup_settled"`
-	PeakRssBytes        uint64          `json:"peak_rss_bytes"`
-	ResidentFired       int64           `json:"resident_fired"`
-	Lateness            *latenessAnswer `json:"lateness,omitempty"`
+	Protocol            int       `json:"protocol"`
+	Engine              string    `json:"engine"`
+	Runtime             string    `json:"runtime"`
+	RuntimeVersion      string    `json:"runtime_version"`
+	Status              string    `json:"status"`
+	Reason              string    `json:"reason,omitempty"`
+	Unit                string    `json:"unit,omitempty"`
+	SamplesNs           []float64 `json:"samples_ns,omitempty"`
+	IterationsPerSample int64     `json:"iterations_per_sample,omitempty"`
+	WarmupIterations    int       `json:"warmup_iterations"`
+	WarmupSettled       bool      `json:"warmup_settled"`
+	PeakRssBytes        uint64    `json:"peak_rss_bytes"`
+	ResidentFired       int64     `json:"resident_fired"`
+	withLateness
 }
 
 func main() {
@@ -60,15 +60,7 @@ func run(args []string) (*answer, error) {
 		return nil, fmt.Errorf("usage: go-runtime MODE [BENCH] key=value...")
 	}
 	if len(args) >= 2 && args[0] == "micro" && args[1] == "lateness" {
-		params, err := parameters(args[2:])
-		if err != nil {
-			return nil, err
-		}
-		if a.Lateness, err = lateness(params); err != nil {
-			return nil, err
-		}
-		a.Status, a.Unit, a.PeakRssBytes = "ok", "lateness", peakRss()
-		return a, nil
+		return runLateness(a, args[2:])
 	}
 	if args[0] != "micro" || len(args) < 2 || (args[1] != "start-stop" && args[1] != "restart") {
 		a.Status = "unsupported"
