@@ -329,7 +329,7 @@ fn records_in_a_results_folder_are_shown_without_being_named() {
     let dir = tempfile::tempdir().unwrap();
     let (run, _, _) = folders(dir.path());
     let output = dir.path().join("report.html");
-    write_report(&[run.clone()], &output, None, &catalog()).unwrap();
+    write_report(std::slice::from_ref(&run), &output, None, &catalog()).unwrap();
     let html = std::fs::read_to_string(&output).unwrap();
     assert!(!html.contains("<section id=\"live\">") && !html.contains("href=\"#live\""));
 
@@ -369,8 +369,14 @@ fn a_missing_folder_or_a_malformed_line_names_it_and_writes_nothing() {
     let output = dir.path().join("report.html");
     std::fs::write(&output, "the previous report").unwrap();
     let attempt = |extras: Extras| {
-        let error =
-            write_report_with(&[run.clone()], &extras, &output, None, &catalog()).unwrap_err();
+        let error = write_report_with(
+            std::slice::from_ref(&run),
+            &extras,
+            &output,
+            None,
+            &catalog(),
+        )
+        .unwrap_err();
         assert_eq!(
             std::fs::read_to_string(&output).unwrap(),
             "the previous report"
