@@ -113,7 +113,7 @@ fn source_part(
             " · kernel " (source.settings(|r| r.kernel.clone()))
             " · clock source " (source.settings(|r| r.clock_source.clone()))
             " · timer slack " (source.settings(slack))
-            " · policy " (source.settings(|r| format!("{} {}", r.policy, r.priority)))
+            " · policy " (source.settings(policy))
             " · loop " (source.settings(|r| pinned(r.loop_cpu)))
             " · feeder " (source.settings(|r| pinned(r.feeder_cpu)))
             " · revision " (source.settings(|r| r.git_revision.clone()))
@@ -121,6 +121,15 @@ fn source_part(
         }
         @for part in parts { (part) }
     })
+}
+
+/// `other`, or a real-time policy with its priority: `fifo 50`.
+fn policy(record: &LiveRecord) -> String {
+    if record.priority == 0 {
+        record.policy.clone()
+    } else {
+        format!("{} {}", record.policy, record.priority)
+    }
 }
 
 /// One row per record.

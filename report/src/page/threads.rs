@@ -149,8 +149,10 @@ fn row(run: &ThreadsRun) -> Markup {
         tr data-structure=(r.implementation) data-scheme=(r.scheme) data-threads=(r.threads) {
             td { span.impl { (r.implementation) } }
             td {
-                (r.scheme)
-                @if r.scheme == "locked-shards" { " (" (r.shards) ")" }
+                span.impl {
+                    (r.scheme)
+                    @if r.scheme == "locked-shards" { " ×" (r.shards) }
+                }
             }
             td.num {
                 (r.threads)
