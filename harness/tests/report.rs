@@ -69,6 +69,71 @@ fn a_report_of_a_real_small_run() {
         .count();
     assert_eq!(pngs, charts);
     assert!(!html.contains("<script") && !html.contains("<link"));
+    assert!(
+        !html.contains("<h2>Threads</h2>"),
+        "no threads records, no section"
+    );
+
+    // A real threads study beside the run: its Threads section, one row per run.
+    let threads = timerbench(
+        &[
+            "threads",
+            "--timers",
+            "256",
+            "--ops",
+            "200",
+            "--impl",
+            "binary-heap",
+            "--scheme",
+            "global-lock,owner",
+            "--threads",
+            "1",
+            "--out",
+            "study",
+        ],
+        dir.path(),
+    );
+    assert!(threads.status.success(), "{}", text(&threads.stderr));
+    let report = timerbench(
+        &[
+            "report",
+            "results/small",
+            "--threads",
+            "study",
+            "-o",
+            "both.html",
+        ],
+        dir.path(),
+    );
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    assert!(
+        text(&report.stdout).contains("2 threads runs"),
+        "{}",
+        text(&report.stdout)
+    );
+    let html = std::fs::read_to_string(dir.path().join("both.html")).unwrap();
+    assert!(html.contains("<h2>Threads</h2>"));
+    for scheme in ["global-lock", "owner"] {
+        let row =
+            format!("data-structure=\"binary-heap\" data-scheme=\"{scheme}\" data-threads=\"1\"");
+        assert!(html.contains(&row), "no row {row}");
+    }
+    assert!(html.contains("id=\"chart-threads-1-start-stop-256-binary-heap\""));
+
+    // A live folder that is not there: named, and no report written.
+    let report = timerbench(
+        &[
+            "report",
+            "results/small",
+            "--live",
+            "no-live",
+            "-o",
+            "none.html",
+        ],
+        dir.path(),
+    );
+    assert_fails_with(&report, "no-live does not exist");
+    assert!(!dir.path().join("none.html").exists());
 }
 
 #[test]

@@ -21,7 +21,10 @@
 //! - `charts`: the charts, one description drawn on either backend;
 //! - `page`: the page, one module per section;
 //! - `findings`: the findings of `timerbench reproduce` (`findings.html`, and the report's
-//!   "Findings" section when a folder holds `findings.json`).
+//!   "Findings" section when a folder holds `findings.json`);
+//! - `extras`: the records besides the runs' (`live.jsonl`, `threads.jsonl`), found from
+//!   the folders given and the runs' own; `live` and `threads`: those records read, for
+//!   the "Live runs" and "Threads" sections.
 //!
 //! **Templates.** The page is written with maud, not askama. Both compile templates and
 //! escape what they splice in; maud's templates are Rust (`html!`), so a section is a
@@ -37,9 +40,11 @@
 
 pub mod catalog;
 mod charts;
+mod extras;
 mod figures;
 mod findings;
 mod implementations;
+mod live;
 mod model;
 mod page;
 mod ranking;
@@ -47,9 +52,11 @@ mod runs;
 mod style;
 #[cfg(test)]
 mod tests;
+mod threads;
 
 pub use catalog::{Catalog, Described, FamilyInfo, ParamInfo};
 pub use charts::register_fonts;
+pub use extras::Extras;
 pub use figures::thousands;
 pub use findings::write_findings_page;
 pub use page::SECTIONS;
@@ -59,6 +66,8 @@ pub use ranking::{
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
+use timerbench_results::live::LIVE_FILE;
+use timerbench_results::threads::THREADS_FILE;
 
 /// What [`write_report`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +78,10 @@ pub struct Written {
     pub cells: usize,
     /// Charts drawn.
     pub charts: usize,
+    /// Live runs shown (records of the `live.jsonl` files).
+    pub live: usize,
+    /// Threads runs shown (records of the `threads.jsonl` files).
+    pub threads: usize,
 }
 
 /// Reads the results `folders` and writes their report to `output` (atomically), and each
@@ -78,8 +91,27 @@ pub struct Written {
 /// Fails, writing nothing, when a folder is missing, has no `results.jsonl`, or holds a
 /// malformed record or one of a schema version this build does not read (the error names
 /// the file and line).
+///
+/// A `live.jsonl` or `threads.jsonl` in a results folder is shown too, as with
+/// [`write_report_with`].
 pub fn write_report(
     folders: &[PathBuf],
+    output: &Path,
+    png: Option<&Path>,
+    catalog: &Catalog,
+) -> anyhow::Result<Written> {
+    write_report_with(folders, &Extras::default(), output, png, catalog)
+}
+
+/// [`write_report`], with the live and threads records of `extras` and of any results
+/// folder that holds them in sections of their own ("Live runs", "Threads").
+///
+/// Fails, writing nothing, as [`write_report`] does, and also when a folder of `extras`
+/// is missing or lacks its file, or a record in one is malformed (the error names the file
+/// and line).
+pub fn write_report_with(
+    folders: &[PathBuf],
+    extras: &Extras,
     output: &Path,
     png: Option<&Path>,
     catalog: &Catalog,
@@ -95,6 +127,17 @@ pub fn write_report(
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut model = model::Model::new(runs, catalog)?;
     model.findings = findings::for_folder(&folders[0])?;
+    let live_files = extras::files(&extras.live, folders, LIVE_FILE, "timerbench live")?;
+    model.live = live_files
+        .iter()
+        .map(|file| live::load(file))
+        .collect::<anyhow::Result<_>>()?;
+    let threads_files =
+        extras::files(&extras.threads, folders, THREADS_FILE, "timerbench threads")?;
+    model.threads = threads_files
+        .iter()
+        .map(|file| threads::load(file))
+        .collect::<anyhow::Result<_>>()?;
     let page = page::render(&model)?;
     if let Some(dir) = png {
         std::fs::create_dir_all(dir)
@@ -115,5 +158,7 @@ pub fn write_report(
         runs: model.runs.len(),
         cells: model.runs.iter().map(|r| r.records.len()).sum(),
         charts: page.charts.len(),
+        live: model.live.iter().map(|s| s.records.len()).sum(),
+        threads: model.threads.iter().map(|s| s.runs.len()).sum(),
     })
 }

@@ -77,6 +77,10 @@ pub struct Model {
     /// The findings of `timerbench reproduce` about the first run, when it is an
     /// experiment's run (or a folder holding `findings.json`): the page's Findings section.
     pub findings: Option<timerbench_results::Findings>,
+    /// The `live.jsonl` files given or found beside the runs: the page's Live section.
+    pub live: Vec<crate::live::LiveSource>,
+    /// The `threads.jsonl` files given or found beside the runs: the Threads section.
+    pub threads: Vec<crate::threads::ThreadsSource>,
 }
 
 impl Model {
@@ -122,6 +126,8 @@ impl Model {
             implementations,
             workloads,
             findings: None,
+            live: Vec::new(),
+            threads: Vec::new(),
         })
     }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_impls::{IMPLEMENTATIONS, PEERS, registry};
-use timerbench_report::{Catalog, Described, FamilyInfo, ParamInfo, Written};
+use timerbench_report::{Catalog, Described, Extras, FamilyInfo, ParamInfo, Written};
 use timerbench_results::{FINDINGS_FILE, REPORT_FILE, RESULTS_FILE, newest_run, read_findings};
 use timerbench_workloads::families::FAMILIES;
 use timerbench_workloads::suite::SuiteFile;
@@ -25,6 +25,14 @@ pub struct Args {
     /// Also write each chart as a PNG into DIR.
     #[arg(long, value_name = "DIR")]
     png: Option<PathBuf>,
+    /// A folder of `timerbench live` (or its live.jsonl) for the "Live runs" section;
+    /// repeatable. A live.jsonl inside a RESULTS_DIR is shown without it.
+    #[arg(long = "live", value_name = "DIR")]
+    live: Vec<PathBuf>,
+    /// A folder of `timerbench threads` (or its threads.jsonl) for the "Threads" section;
+    /// repeatable. A threads.jsonl inside a RESULTS_DIR is shown without it.
+    #[arg(long = "threads", value_name = "DIR")]
+    threads: Vec<PathBuf>,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -55,9 +63,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| folders[0].join(REPORT_FILE));
-    let written = write_report(&folders, &output, args.png.as_deref())?;
+    let extras = Extras {
+        live: args.live.clone(),
+        threads: args.threads.clone(),
+    };
+    let written = timerbench_report::write_report_with(
+        &folders,
+        &extras,
+        &output,
+        args.png.as_deref(),
+        &catalog(),
+    )?;
+    let mut besides = String::new();
+    if written.live > 0 {
+        besides.push_str(&format!(", {} live runs", written.live));
+    }
+    if written.threads > 0 {
+        besides.push_str(&format!(", {} threads runs", written.threads));
+    }
     println!(
-        "report: {} ({} run{}, {} cells, {} charts)",
+        "report: {} ({} run{}, {} cells{besides}, {} charts)",
         output.display(),
         written.runs,
         if written.runs == 1 { "" } else { "s" },

@@ -53,6 +53,19 @@ pub(super) fn figure_or(
     empty: &str,
     drawn: &mut Vec<Chart>,
 ) -> anyhow::Result<Markup> {
+    scoped_figure(chart, caption, empty, None, drawn)
+}
+
+/// [`figure_or`] for a chart whose lines are not implementations (wait strategies,
+/// sharing schemes): its `data-scope` keeps their names and looks apart from the
+/// implementations' when the rendered page is checked (`.ci/render-report`).
+pub(super) fn scoped_figure(
+    chart: Chart,
+    caption: &str,
+    empty: &str,
+    scope: Option<&str>,
+    drawn: &mut Vec<Chart>,
+) -> anyhow::Result<Markup> {
     if !chart.has_data() {
         return Ok(html! {
             figure.empty { p.note { (chart.title) ": " (empty) "." } }
@@ -63,7 +76,7 @@ pub(super) fn figure_or(
     let looks: Vec<String> = chart.series.iter().map(|s| s.look()).collect();
     let markup = html! {
         figure.chart id=(format!("chart-{}", chart.id)) aria-label=(chart.title)
-            data-series=(looks.join(";"))
+            data-series=(looks.join(";")) data-scope=[scope]
         {
             // Unescaped: plotters escapes everything it writes (see the module's comment).
             (PreEscaped(svg))

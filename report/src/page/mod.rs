@@ -13,9 +13,11 @@ mod file_workload;
 mod format;
 mod implementations;
 mod lateness;
+mod live;
 mod load;
 mod not_verified;
 mod summary;
+mod threads;
 mod workloads;
 
 use crate::charts::Chart;
@@ -24,14 +26,17 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::BTreeMap;
 use timerbench_results::{CellKey, CellRecord};
 
-/// The section anchors and headings, in page order. The comparison between runs appears
-/// only when there are several.
+/// The section anchors and headings, in page order. The live runs and the threads study
+/// appear only when the report has their records, the comparison between runs only when
+/// there are several runs.
 pub const SECTIONS: &[(&str, &str)] = &[
     ("summary", "Summary"),
     ("implementations", "Implementations"),
     ("workloads", "Workloads"),
     ("not-verified", "Cells that did not verify"),
     ("lateness", "Lateness"),
+    ("live", "Live runs"),
+    ("threads", "Threads"),
     ("comparison", "Comparison between runs"),
     ("environment", "Environment and reproduction"),
 ];
@@ -80,6 +85,8 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
     let mut drawn = Vec::new();
     let workloads = workloads::section(&context, &mut drawn)?;
     let lateness = lateness::section(&context, &mut drawn)?;
+    let live = live::section(&context, &mut drawn)?;
+    let threads = threads::section(&context, &mut drawn)?;
     // `timerbench reproduce`'s findings about this run, when it is an experiment's.
     let findings = match &model.findings {
         Some(findings) => Some(crate::findings::section_body(findings)?),
@@ -110,6 +117,8 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
                     (workloads)
                     (not_verified::section(&context))
                     (lateness)
+                    @if let Some(live) = live { (live) }
+                    @if let Some(threads) = threads { (threads) }
                     @if model.several() {
                         (comparison::section(&context))
                     }
@@ -174,12 +183,22 @@ fn lede(model: &Model) -> Markup {
     }
 }
 
+/// Whether the page has the section `anchor` (the ones not always there: [`SECTIONS`]).
+fn shown(model: &Model, anchor: &str) -> bool {
+    match anchor {
+        "comparison" => model.several(),
+        "live" => !model.live.is_empty(),
+        "threads" => !model.threads.is_empty(),
+        _ => true,
+    }
+}
+
 fn navigation(model: &Model) -> Markup {
     html! {
         nav {
             div {
                 @for (anchor, heading) in SECTIONS {
-                    @if *anchor != "comparison" || model.several() {
+                    @if shown(model, anchor) {
                         a href=(format!("#{anchor}")) { (heading) }
                     }
                     @if *anchor == "summary" && model.findings.is_some() {

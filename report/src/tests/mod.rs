@@ -2,7 +2,8 @@
 //! three of the project's implementations and a peer, with failed, timed-out and
 //! unverified cells, described by a catalog made here too. This module makes them; the
 //! tests are in [`page`] (what the page shows), [`lateness`] (approximate
-//! implementations, variants and unsupported cells), [`processes`] (the spread between a
+//! implementations, variants and unsupported cells), [`extras`] (the live and threads
+//! sections), [`processes`] (the spread between a
 //! cell's processes, cells measured under load), [`tail`] (the slowest calls beside the
 //! speed) and [`errors`] (what it refuses).
 //!
@@ -10,6 +11,7 @@
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
 mod errors;
+mod extras;
 mod floor;
 mod lateness;
 mod page;
