@@ -103,7 +103,9 @@ impl LiveSource {
     pub fn series(&self, experiment: &Experiment) -> Vec<String> {
         self.pairs(experiment)
             .into_iter()
-            .map(|(implementation, wait)| series_label(&super::figures::label(implementation), wait))
+            .map(|(implementation, wait)| {
+                series_label(&super::figures::label(implementation), wait)
+            })
             .collect()
     }
 
@@ -153,11 +155,17 @@ impl LiveSource {
         }
         for wait in &self.waits {
             if !WAITS.contains(&wait.as_str()) {
-                return Err(format!("live.waits: `{wait}` is not one of {}", WAITS.join(", ")));
+                return Err(format!(
+                    "live.waits: `{wait}` is not one of {}",
+                    WAITS.join(", ")
+                ));
             }
         }
         if timerbench_workloads::families::find(&self.family).is_none() {
-            return Err(format!("live.family: no family `{}` (timerbench list)", self.family));
+            return Err(format!(
+                "live.family: no family `{}` (timerbench list)",
+                self.family
+            ));
         }
         for (name, value) in [
             ("tick", &self.tick),
@@ -171,9 +179,17 @@ impl LiveSource {
             }
         }
         if experiment.sizes.is_empty() || experiment.quick_sizes.is_empty() {
-            return Err(format!("needs sizes and quick_sizes ({})", self.point_name()));
+            return Err(format!(
+                "needs sizes and quick_sizes ({})",
+                self.point_name()
+            ));
         }
-        if experiment.sizes.iter().chain(&experiment.quick_sizes).any(|&s| s == 0) {
+        if experiment
+            .sizes
+            .iter()
+            .chain(&experiment.quick_sizes)
+            .any(|&s| s == 0)
+        {
             return Err("a size is at least 1".to_string());
         }
         match self.sweep {
@@ -184,7 +200,9 @@ impl LiveSource {
                 return Err("a sweep of the tick takes its ticks from sizes, not live.tick".into());
             }
             Sweep::Timers if self.timers.is_some() || self.quick_timers.is_some() => {
-                return Err("live.timers is for a sweep of the tick; the sizes are the timers".into());
+                return Err(
+                    "live.timers is for a sweep of the tick; the sizes are the timers".into(),
+                );
             }
             _ => {}
         }
@@ -204,12 +222,23 @@ impl LiveSource {
     ) -> Vec<String> {
         let pick = |quick_value: &Option<String>, full: &Option<String>, default: &str| {
             let full = full.clone().unwrap_or_else(|| default.to_string());
-            if quick { quick_value.clone().unwrap_or(full) } else { full }
+            if quick {
+                quick_value.clone().unwrap_or(full)
+            } else {
+                full
+            }
         };
         let (timers, tick) = match self.sweep {
-            Sweep::Timers => (point, self.tick.clone().unwrap_or_else(|| "1ms".to_string())),
+            Sweep::Timers => (
+                point,
+                self.tick.clone().unwrap_or_else(|| "1ms".to_string()),
+            ),
             Sweep::TickMs => {
-                let timers = if quick { self.quick_timers } else { self.timers };
+                let timers = if quick {
+                    self.quick_timers
+                } else {
+                    self.timers
+                };
                 (timers.unwrap_or(1), format!("{point}ms"))
             }
         };
@@ -219,19 +248,30 @@ impl LiveSource {
             .collect();
         words.extend(["--workload".into(), self.family.clone()]);
         words.extend(["--timers".into(), timers.to_string()]);
-        if let Some(ops) = if quick { self.quick_ops.or(self.ops) } else { self.ops } {
+        if let Some(ops) = if quick {
+            self.quick_ops.or(self.ops)
+        } else {
+            self.ops
+        } {
             words.extend(["--ops".into(), ops.to_string()]);
         }
         for param in self.param_words() {
             words.extend(["--param".into(), param]);
         }
         words.extend(["--tick".into(), tick]);
-        words.extend(["--duration".into(), pick(&self.quick_duration, &self.duration, "10s")]);
+        words.extend([
+            "--duration".into(),
+            pick(&self.quick_duration, &self.duration, "10s"),
+        ]);
         words.extend(["--idle".into(), pick(&self.quick_idle, &self.idle, "1s")]);
         if let Some(slack) = self.slack {
             words.extend(["--slack".into(), slack.to_string()]);
         }
-        if let Some(transport) = self.transport.as_deref().filter(|t| *t != DEFAULT_TRANSPORT) {
+        if let Some(transport) = self
+            .transport
+            .as_deref()
+            .filter(|t| *t != DEFAULT_TRANSPORT)
+        {
             words.extend(["--transport".into(), transport.to_string()]);
         }
         words.extend(["--out".into(), out.display().to_string()]);
@@ -281,7 +321,13 @@ impl LiveSource {
                 .collect(),
             point_words: points.iter().map(|&p| (p, self.point_words(p))).collect(),
             points,
-            note: format!("operations over a {transport}"),
+            detail: format!("operations over a {transport}"),
+            axis: match self.sweep {
+                Sweep::Timers => "timers",
+                Sweep::TickMs => "tick (ms)",
+            }
+            .to_string(),
+            ..Measured::default()
         })
     }
 
@@ -308,9 +354,7 @@ fn run_one(words: &[String], run_folder: &Path) -> Result<LiveRecord, String> {
     };
     let outcome = LiveCommand::try_parse_from(words)
         .map_err(|e| format!("the run's flags {}: {e}", words[1..].join(" ")))
-        .and_then(|command| {
-            crate::cmd::live::run(&command.args).map_err(|e| format!("{e:#}"))
-        });
+        .and_then(|command| crate::cmd::live::run(&command.args).map_err(|e| format!("{e:#}")));
     // A run that did not verify still appends its record, and then fails: the record says
     // why, so it is read first.
     let records = if file.is_file() {
@@ -334,8 +378,17 @@ pub fn check_field(field: &str) -> Result<(), String> {
     Err(format!(
         "field `{field}`: a live field is a dotted path into a live record under {} \
          (results/FORMAT.md, `live.jsonl`), or {}",
-        and_list(&FIELD_ROOTS.iter().map(|r| r.to_string()).collect::<Vec<_>>()),
-        DERIVED_FIELDS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        and_list(
+            &FIELD_ROOTS
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+        ),
+        DERIVED_FIELDS
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 
@@ -346,7 +399,10 @@ pub fn read_value(record: &LiveRecord, field: &str) -> Result<f64, String> {
         return Err(format!("{}: {}", record.status, record.reasons.join("; ")));
     }
     if record.precision == "exact" && record.lateness.early > 0 {
-        return Err(format!("{} early firings of an exact structure", record.lateness.early));
+        return Err(format!(
+            "{} early firings of an exact structure",
+            record.lateness.early
+        ));
     }
     let value = match field {
         "wake_p50_fraction_of_tick" => {
@@ -454,7 +510,10 @@ mod tests {
             timerfd.lateness.wake.p50_ns = timerfd_ns;
             judge(
                 &slack,
-                &[("binary-heap with pwait2", pwait2), ("binary-heap with timerfd", timerfd)],
+                &[
+                    ("binary-heap with pwait2", pwait2),
+                    ("binary-heap with timerfd", timerfd),
+                ],
             )
         };
         // 100 µs of slack on a 100 ms wait: 0.1%.
@@ -493,13 +552,21 @@ mod tests {
         deadline.reasons = vec!["timer 7 fired twice".into()];
         let (verdict, reason) = run((ticking, deadline));
         assert_eq!(verdict, Verdict::NotMeasured);
-        assert!(reason.contains("unverified: timer 7 fired twice"), "{reason}");
+        assert!(
+            reason.contains("unverified: timer 7 fired twice"),
+            "{reason}"
+        );
     }
 
     #[test]
     fn the_keepalive_claim_wants_the_ring_lowest_in_cpu() {
         let cpu = experiment("live-keepalive-100k-cpu");
-        let names = ["ring-buckets", "binary-heap", "hierarchical-wheel", "polling-scan"];
+        let names = [
+            "ring-buckets",
+            "binary-heap",
+            "hierarchical-wheel",
+            "polling-scan",
+        ];
         let with = |costs: [f64; 4]| {
             let records: Vec<(String, LiveRecord)> = names
                 .iter()
@@ -510,15 +577,20 @@ mod tests {
                     (series_label(name, "wait"), r)
                 })
                 .collect();
-            let borrowed: Vec<(&str, LiveRecord)> =
-                records.iter().map(|(s, r)| (s.as_str(), r.clone())).collect();
+            let borrowed: Vec<(&str, LiveRecord)> = records
+                .iter()
+                .map(|(s, r)| (s.as_str(), r.clone()))
+                .collect();
             judge(&cpu, &borrowed)
         };
         assert_eq!(with([10.0, 20.0, 15.0, 200.0]).0, Verdict::Holds);
         assert_eq!(with([10.2, 20.0, 10.0, 200.0]).0, Verdict::HoldsWithCaveat);
         let (verdict, reason) = with([30.0, 20.0, 15.0, 200.0]);
         assert_eq!(verdict, Verdict::DoesNotHold);
-        assert!(reason.contains("hierarchical-wheel with wait < binary-heap"), "{reason}");
+        assert!(
+            reason.contains("hierarchical-wheel with wait < binary-heap"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -533,7 +605,9 @@ mod tests {
         assert!(LiveCommand::try_parse_from(&words).is_ok(), "{line}");
         let mut tcp = live.clone();
         tcp.transport = Some("tcp".into());
-        let line = tcp.words(("binary-heap", "pwait2"), 100, true, Path::new("out")).join(" ");
+        let line = tcp
+            .words(("binary-heap", "pwait2"), 100, true, Path::new("out"))
+            .join(" ");
         assert!(line.contains("--transport tcp"), "{line}");
     }
 
@@ -542,18 +616,35 @@ mod tests {
         let text = experiments::BUILT_IN;
         let start = text.find("id = \"live-epoll-slack\"").unwrap();
         let block = &text[text[..start].rfind("[[experiment]]").unwrap()..];
-        let end = block[1..].find("[[experiment]]").map_or(block.len(), |e| e + 1);
+        let end = block[1..]
+            .find("[[experiment]]")
+            .map_or(block.len(), |e| e + 1);
         let block = &block[..end];
         for (from, to, message) in [
-            ("waits = [\"pwait2\", \"timerfd\"]", "waits = [\"poll\"]", "`poll` is not one of"),
-            ("family = \"sparse\"", "family = \"nope\"", "no family `nope`"),
-            ("field = \"wake_p50_fraction_of_tick\"", "field = \"speed\"", "field `speed`"),
+            (
+                "waits = [\"pwait2\", \"timerfd\"]",
+                "waits = [\"poll\"]",
+                "`poll` is not one of",
+            ),
+            (
+                "family = \"sparse\"",
+                "family = \"nope\"",
+                "no family `nope`",
+            ),
+            (
+                "field = \"wake_p50_fraction_of_tick\"",
+                "field = \"speed\"",
+                "field `speed`",
+            ),
         ] {
             assert!(block.contains(from), "{from}");
             let error = experiments::parse(&block.replace(from, to), "x.toml")
                 .unwrap_err()
                 .to_string();
-            assert!(error.starts_with("x.toml: experiment live-epoll-slack: "), "{error}");
+            assert!(
+                error.starts_with("x.toml: experiment live-epoll-slack: "),
+                "{error}"
+            );
             assert!(error.contains(message), "{error}");
         }
     }

@@ -31,7 +31,9 @@ pub enum SourceKind {
 
 /// Whether the experiment is read from live or threads runs (or names their table).
 pub fn is_source(experiment: &Experiment) -> bool {
-    experiment.kind != SourceKind::Cells || experiment.live.is_some() || experiment.threads.is_some()
+    experiment.kind != SourceKind::Cells
+        || experiment.live.is_some()
+        || experiment.threads.is_some()
 }
 
 /// The records file of the experiment's folder.
@@ -46,9 +48,11 @@ pub fn records_file(experiment: &Experiment) -> &'static str {
 /// The checks of a live or threads experiment, when the file is read.
 pub fn check(experiment: &Experiment) -> Result<(), String> {
     if !experiment.workloads.is_empty() || !experiment.traces.is_empty() {
-        return Err("a live or threads experiment has no workloads or traces: its table \
+        return Err(
+            "a live or threads experiment has no workloads or traces: its table \
                     (`live` or `threads`) names its workload"
-            .to_string());
+                .to_string(),
+        );
     }
     if experiment.implementations.is_empty() {
         return Err("needs at least one implementation".to_string());
@@ -114,14 +118,26 @@ pub fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding
         (_, Some(threads)) => threads.measure(experiment, &run_folder, quick),
         _ => Err(anyhow::anyhow!("no live or threads table")),
     };
-    let (measured, workload) = match measured {
+    let (measured, failure) = match measured {
         Ok(measured) => (measured, String::new()),
-        Err(error) => (
-            Measured::default(),
-            format!("the run failed: {error:#}"),
-        ),
+        Err(error) => (Measured::default(), format!("the run failed: {error:#}")),
     };
-    finding(experiment, &measured, &workload)
+    finding(experiment, &measured, &failure)
+}
+
+/// Whether a finding is "not measured" only because this machine lacks what it needs
+/// (a kernel without `epoll_pwait2`), which is the machine's limit, not a failed run.
+pub fn lacks_capability(finding: &Finding) -> bool {
+    let missing = timerbench_live::wait::NO_PWAIT2;
+    finding.verdict == Verdict::NotMeasured
+        && finding
+            .cells
+            .iter()
+            .any(|c| c.reason.as_deref() == Some(missing))
+        && finding
+            .cells
+            .iter()
+            .all(|c| c.value.is_some() || c.reason.as_deref() == Some(missing))
 }
 
 /// One series at one point, read back from its record.
@@ -150,6 +166,10 @@ pub struct Measured {
     /// What the reader must know beside the figures (thread counts not run, counts
     /// oversubscribed): added to the measured text and the verdict's reason.
     pub note: String,
+    /// What the measured text says besides (how the operations arrived).
+    pub detail: String,
+    /// What a point counts, for the chart's axis: `timers`, `tick (ms)`, `producer threads`.
+    pub axis: String,
 }
 
 impl Measured {
@@ -181,7 +201,10 @@ fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Findi
             let cells: Vec<String> = readings
                 .iter()
                 .map(|r| {
-                    let value = r.value.as_ref().map_or("–".to_string(), |v| number_words(*v));
+                    let value = r
+                        .value
+                        .as_ref()
+                        .map_or("–".to_string(), |v| number_words(*v));
                     format!("{}, {} = {value}", measured.words_of(r.point), r.series)
                 })
                 .collect();
@@ -202,8 +225,10 @@ fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Findi
     if !shown.is_empty() {
         details.push_str(&format!("; also shown, not judged: {}", shown.join(". ")));
     }
-    if !measured.note.is_empty() {
-        details.push_str(&format!("; {}", measured.note));
+    for note in [&measured.note, &measured.detail] {
+        if !note.is_empty() {
+            details.push_str(&format!("; {note}"));
+        }
     }
     Finding {
         id: experiment.id.clone(),
@@ -218,6 +243,8 @@ fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Findi
         rule_data: serde_json::to_value(&experiment.rule).unwrap_or_default(),
         folder: experiment.id.clone(),
         reused: Vec::new(),
+        records: Some(format!("{}/{}", experiment.id, records_file(experiment))),
+        axis: (!measured.axis.is_empty()).then(|| measured.axis.clone()),
         cells: measured
             .readings
             .iter()
@@ -281,13 +308,15 @@ pub fn compute(figure: &FigureSpec, series: &[String], measured: &Measured) -> V
         FigureSpec::Ratio {
             numerator,
             denominator,
-        } => out = pair(numerator, denominator, |n, d| {
-            if d > 0.0 {
-                Ok(n / d)
-            } else {
-                Err("the denominator is 0".to_string())
-            }
-        }),
+        } => {
+            out = pair(numerator, denominator, |n, d| {
+                if d > 0.0 {
+                    Ok(n / d)
+                } else {
+                    Err("the denominator is 0".to_string())
+                }
+            })
+        }
         FigureSpec::Difference {
             minuend,
             subtrahend,
@@ -303,9 +332,10 @@ pub fn compute(figure: &FigureSpec, series: &[String], measured: &Measured) -> V
                     if points.len() < 2 {
                         Err(format!(
                             "a slope needs two points, and only {} was run",
-                            measured.points.first().map_or("none".to_string(), |&p| {
-                                measured.words_of(p)
-                            })
+                            measured
+                                .points
+                                .first()
+                                .map_or("none".to_string(), |&p| { measured.words_of(p) })
                         ))
                     } else {
                         log_log_slope(&points)
@@ -399,7 +429,12 @@ mod tests {
     #[test]
     fn a_difference_and_a_slope_are_computed_over_series_and_points() {
         let series = ["a".to_string(), "b".to_string()];
-        let m = measured(&[(1, "a", 700.0), (1, "b", 200.0), (2, "a", 2800.0), (2, "b", 200.0)]);
+        let m = measured(&[
+            (1, "a", 700.0),
+            (1, "b", 200.0),
+            (2, "a", 2800.0),
+            (2, "b", 200.0),
+        ]);
         let difference = FigureSpec::Difference {
             minuend: "a".to_string(),
             subtrahend: "b".to_string(),
@@ -417,7 +452,10 @@ mod tests {
             })
             .collect();
         // 700 -> 2800 over 1 -> 2 is a slope of 2; a constant, 0.
-        assert!((slopes[0] - 2.0).abs() < 1e-9 && slopes[1].abs() < 1e-9, "{slopes:?}");
+        assert!(
+            (slopes[0] - 2.0).abs() < 1e-9 && slopes[1].abs() < 1e-9,
+            "{slopes:?}"
+        );
         let slopes = compute(&FigureSpec::Slope, &series, &m);
         assert_eq!(slopes[0].implementation.as_deref(), Some("a"));
     }
@@ -444,6 +482,9 @@ mod tests {
         assert_eq!(read_path(&record, "a.b.0.c"), Ok(3.0));
         assert!(read_path(&record, "a.x").unwrap_err().contains("no a.x"));
         assert!(read_path(&record, "n").is_err());
-        assert_eq!(and_list(&["1".into(), "2".into(), "4".into()]), "1, 2 and 4");
+        assert_eq!(
+            and_list(&["1".into(), "2".into(), "4".into()]),
+            "1, 2 and 4"
+        );
     }
 }

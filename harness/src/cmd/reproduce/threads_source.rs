@@ -95,7 +95,10 @@ impl ThreadsSource {
 
     /// `start-stop 65536 timers, 200000 ops`.
     pub fn workload_words(&self) -> String {
-        let mut words = vec![format!("{}, {} timers, {} ops", self.family, self.timers, self.ops)];
+        let mut words = vec![format!(
+            "{}, {} timers, {} ops",
+            self.family, self.timers, self.ops
+        )];
         words.extend(self.param_words());
         words.join(" ")
     }
@@ -134,7 +137,10 @@ impl ThreadsSource {
             }
         }
         if timerbench_workloads::families::find(&self.family).is_none() {
-            return Err(format!("threads.family: no family `{}` (timerbench list)", self.family));
+            return Err(format!(
+                "threads.family: no family `{}` (timerbench list)",
+                self.family
+            ));
         }
         if [self.timers, self.quick_timers, self.ops, self.quick_ops].contains(&0) {
             return Err("threads: timers, quick_timers, ops and quick_ops are at least 1".into());
@@ -145,7 +151,12 @@ impl ThreadsSource {
         if experiment.sizes.is_empty() || experiment.quick_sizes.is_empty() {
             return Err("needs sizes and quick_sizes (producer thread counts)".to_string());
         }
-        if experiment.sizes.iter().chain(&experiment.quick_sizes).any(|&s| s == 0 || s > 1024) {
+        if experiment
+            .sizes
+            .iter()
+            .chain(&experiment.quick_sizes)
+            .any(|&s| s == 0 || s > 1024)
+        {
             return Err("a thread count is 1 to 1024".to_string());
         }
         for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
@@ -155,7 +166,13 @@ impl ThreadsSource {
     }
 
     /// The `timerbench threads` words of the experiment at `counts`.
-    fn words(&self, experiment: &Experiment, counts: &[u64], quick: bool, out: &Path) -> Vec<String> {
+    fn words(
+        &self,
+        experiment: &Experiment,
+        counts: &[u64],
+        quick: bool,
+        out: &Path,
+    ) -> Vec<String> {
         let join = |items: Vec<String>| items.join(",");
         let mut words: Vec<String> = vec!["timerbench".into()];
         words.extend(["--scheme".into(), self.schemes.join(",")]);
@@ -227,10 +244,15 @@ impl ThreadsSource {
         };
         let over: Vec<String> = counts
             .iter()
-            .filter(|&&c| records.iter().any(|r| r.threads as u64 == c && r.oversubscribed))
+            .filter(|&&c| {
+                records
+                    .iter()
+                    .any(|r| r.threads as u64 == c && r.oversubscribed)
+            })
             .map(|c| c.to_string())
             .collect();
-        let words = |counts: &[u64]| and_list(&counts.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+        let words =
+            |counts: &[u64]| and_list(&counts.iter().map(|c| c.to_string()).collect::<Vec<_>>());
         let mut note = format!(
             "computed at {} producer thread{} on this {cores}-core machine",
             words(&counts),
@@ -256,11 +278,18 @@ impl ThreadsSource {
                 .iter()
                 .map(|field| (field.clone(), read(field)))
                 .collect(),
-            point_words: counts.iter().map(|&c| (c, format!("{c} threads"))).collect(),
+            point_words: counts.iter().map(|&c| (c, thread_words(c))).collect(),
             points: counts,
             note,
+            axis: "producer threads".to_string(),
+            ..Measured::default()
         })
     }
+}
+
+/// `1 thread`, `2 threads`.
+fn thread_words(count: u64) -> String {
+    format!("{count} thread{}", if count == 1 { "" } else { "s" })
 }
 
 /// `quad-heap under global-lock`.
@@ -285,8 +314,17 @@ pub fn check_field(field: &str) -> Result<(), String> {
     Err(format!(
         "field `{field}`: a threads field is a dotted path into a threads record under {} \
          (results/FORMAT.md, `threads.jsonl`), or {} (KIND start, stop or restart)",
-        and_list(&FIELD_ROOTS.iter().map(|r| r.to_string()).collect::<Vec<_>>()),
-        DERIVED_FIELDS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        and_list(
+            &FIELD_ROOTS
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+        ),
+        DERIVED_FIELDS
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 
@@ -319,10 +357,18 @@ pub fn read_value(record: &ThreadsRecord, field: &str) -> Result<f64, String> {
 fn reading(point: u64, series: &str, record: Option<&ThreadsRecord>, field: &str) -> Reading {
     let (status, value) = match record {
         Some(record) => (
-            if record.verified { "verified" } else { "unverified" }.to_string(),
+            if record.verified {
+                "verified"
+            } else {
+                "unverified"
+            }
+            .to_string(),
             read_value(record, field),
         ),
-        None => ("missing".to_string(), Err("no record of the run".to_string())),
+        None => (
+            "missing".to_string(),
+            Err("no record of the run".to_string()),
+        ),
     };
     Reading {
         point,
@@ -350,7 +396,13 @@ mod tests {
 
     /// A verified record of `implementation` under `scheme` at `threads`, with its
     /// throughput and every producer's start p99.
-    fn record(scheme: &str, implementation: &str, threads: usize, ops: f64, p99: u64) -> ThreadsRecord {
+    fn record(
+        scheme: &str,
+        implementation: &str,
+        threads: usize,
+        ops: f64,
+        p99: u64,
+    ) -> ThreadsRecord {
         ThreadsRecord {
             schema: THREADS_SCHEMA,
             scheme: scheme.into(),
@@ -443,7 +495,13 @@ mod tests {
         let at = |owner: [u64; 2], lock: [u64; 2]| {
             let mut records = Vec::new();
             for (index, threads) in [1, 2].into_iter().enumerate() {
-                records.push(record("global-lock", "netty-wheel", threads, 1e6, lock[index]));
+                records.push(record(
+                    "global-lock",
+                    "netty-wheel",
+                    threads,
+                    1e6,
+                    lock[index],
+                ));
                 records.push(record("owner", "netty-wheel", threads, 1e6, owner[index]));
             }
             judge(&netty, &records)
@@ -468,7 +526,10 @@ mod tests {
         let threads = go.threads.as_ref().unwrap();
         let words = threads.words(&go, &[1, 2], true, Path::new("out"));
         let line = words.join(" ");
-        assert!(line.contains("--scheme global-lock --impl quad-heap --threads 1,2"), "{line}");
+        assert!(
+            line.contains("--scheme global-lock --impl quad-heap --threads 1,2"),
+            "{line}"
+        );
         assert!(ThreadsCommand::try_parse_from(&words).is_ok(), "{line}");
         assert!(check_field("calls.stop.p99").is_ok());
         assert!(check_field("calls.fire.p99").is_err());
