@@ -477,6 +477,33 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_without_pwait2_is_not_measured_with_the_reason_and_not_a_failure() {
+        let idle = super::super::experiments::load(None)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.id == "live-idle-wakeups")
+            .unwrap();
+        let missing = timerbench_live::wait::NO_PWAIT2;
+        let mut m = measured(&[
+            (200, "netty-wheel:tick=100 with tick", 10.0),
+            (200, "netty-wheel:tick=100 with pwait2", 0.0),
+        ]);
+        m.readings[1].status = "missing".to_string();
+        m.readings[1].value = Err(missing.to_string());
+        let found = finding(&idle, &m, "");
+        assert_eq!(found.verdict, Verdict::NotMeasured);
+        assert!(found.reason.contains(missing), "{}", found.reason);
+        assert!(lacks_capability(&found));
+        assert_eq!(
+            found.records.as_deref(),
+            Some("live-idle-wakeups/live.jsonl")
+        );
+        // Another failure beside it is a failure of the run.
+        m.readings[0].value = Err("unverified: timer 1 fired twice".to_string());
+        assert!(!lacks_capability(&finding(&idle, &m, "")));
+    }
+
+    #[test]
     fn paths_reach_into_objects_and_arrays() {
         let record = serde_json::json!({"a": {"b": [{"c": 3}]}, "n": null});
         assert_eq!(read_path(&record, "a.b.0.c"), Ok(3.0));
