@@ -321,7 +321,7 @@ impl LiveSource {
                 .collect(),
             point_words: points.iter().map(|&p| (p, self.point_words(p))).collect(),
             points,
-            detail: format!("operations over a {transport}"),
+            detail: format!("transport {transport}"),
             axis: match self.sweep {
                 Sweep::Timers => "timers",
                 Sweep::TickMs => "tick (ms)",
