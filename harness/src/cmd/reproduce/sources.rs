@@ -128,16 +128,17 @@ pub fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding
 /// Whether a finding is "not measured" only because this machine lacks what it needs
 /// (a kernel without `epoll_pwait2`), which is the machine's limit, not a failed run.
 pub fn lacks_capability(finding: &Finding) -> bool {
-    let missing = timerbench_live::wait::NO_PWAIT2;
+    let lacking = |cell: &CellReading| {
+        cell.reason
+            .as_deref()
+            .is_some_and(|why| why.contains(timerbench_live::wait::NO_PWAIT2))
+    };
     finding.verdict == Verdict::NotMeasured
+        && finding.cells.iter().any(lacking)
         && finding
             .cells
             .iter()
-            .any(|c| c.reason.as_deref() == Some(missing))
-        && finding
-            .cells
-            .iter()
-            .all(|c| c.value.is_some() || c.reason.as_deref() == Some(missing))
+            .all(|c| c.value.is_some() || lacking(c))
 }
 
 /// One series at one point, read back from its record.
