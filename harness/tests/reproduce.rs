@@ -254,3 +254,79 @@ fn a_cell_is_measured_once_and_a_later_experiment_copies_its_record() {
         a["start-stop/300/quad-heap"]
     );
 }
+
+#[test]
+fn live_and_threads_experiments_are_run_read_back_and_judged() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("experiments.toml");
+    let common = "title = \"t\"\nclaim = \"c\"\nsource = \"s\"\nmeasured = \"m\"\n";
+    // Three sparse timers 10 ms apart through a timerfd (every kernel has one), and one
+    // producer thread on a small start-stop inside the global lock.
+    std::fs::write(
+        &file,
+        format!(
+            "[[experiment]]\nid = \"wake\"\nkind = \"live\"\n{common}\
+             implementations = [\"binary-heap\"]\nsizes = [3]\nquick_sizes = [3]\n\
+             field = \"firings\"\nshown = [\"lateness.wake.p50_ns\"]\n\
+             figure = {{ kind = \"value\" }}\nrule.holds = {{ at_least = 3.0, at_most = 3.0 }}\n\
+             [experiment.live]\nfamily = \"sparse\"\nparams = {{ gap = 1, pending = 3 }}\n\
+             waits = [\"timerfd\"]\ntick = \"10ms\"\nidle = \"10ms\"\n\n\
+             [[experiment]]\nid = \"lock\"\nkind = \"threads\"\n{common}\
+             implementations = [\"binary-heap\"]\nsizes = [1, 1024]\nquick_sizes = [1, 1024]\n\
+             field = \"ns_per_op\"\nfigure = {{ kind = \"value\" }}\n\
+             rule.holds = {{ at_least = 0.0 }}\n\
+             [experiment.threads]\nschemes = [\"global-lock\"]\ntimers = 100\n\
+             quick_timers = 100\nops = 200\nquick_ops = 200\n"
+        ),
+    )
+    .unwrap();
+    let list = timerbench(
+        &[
+            "reproduce",
+            "--list",
+            "--experiments",
+            file.to_str().unwrap(),
+        ],
+        root.path(),
+    );
+    assert_succeeded(&list);
+    let listed = text(&list.stdout);
+    assert!(
+        listed.contains("binary-heap with timerfd on live sparse gap=1 pending=3; timers 3"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("binary-heap under global-lock on threads start-stop"),
+        "{listed}"
+    );
+    let out = root.path().join("findings");
+    let output = timerbench(&quick(&file, &out), root.path());
+    assert_succeeded(&output);
+    let findings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
+    let wake = &findings["experiments"][0];
+    assert_eq!(wake["verdict"], "holds", "{}", wake["reason"]);
+    assert_eq!(wake["records"], "wake/live.jsonl");
+    assert_eq!(
+        wake["cells"][0]["implementation"],
+        "binary-heap with timerfd"
+    );
+    assert_eq!(wake["cells"][0]["value"], 3.0);
+    assert!(out.join("wake").join("live.jsonl").is_file());
+    let lock = &findings["experiments"][1];
+    assert_eq!(lock["verdict"], "holds", "{}", lock["reason"]);
+    assert_eq!(lock["axis"], "producer threads");
+    // 1024 producers are above any test machine's cores: left out, and said so.
+    assert_eq!(lock["cells"].as_array().unwrap().len(), 1);
+    let reason = lock["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("computed at 1 producer thread on this"),
+        "{reason}"
+    );
+    assert!(reason.contains("1024 not run: above the cores"), "{reason}");
+    let html = std::fs::read_to_string(out.join("findings.html")).unwrap();
+    assert!(
+        html.contains("lock/threads.jsonl"),
+        "the page names the records file"
+    );
+}

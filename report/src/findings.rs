@@ -156,7 +156,7 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
             p { strong { "Rule. " } (finding.rule) }
             p.headline { strong { "Verdict: " (finding.verdict.words()) ". " } (finding.reason) }
             p.note {
-                "Records: " code { (finding.folder) "/results.jsonl" }
+                "Records: " code { (finding.records.clone().unwrap_or_else(|| format!("{}/results.jsonl", finding.folder))) }
                 @for reused in &finding.reused {
                     "; " (reused.cells) " of its " (finding.cells.len())
                     @if finding.cells.len() == 1 { " cell" } @else { " cells" } " measured in "
@@ -199,7 +199,10 @@ fn charts(finding: &Finding) -> anyhow::Result<Vec<Markup>> {
     let values = finding.cells.iter().filter_map(|c| c.value);
     let y = Axis::fit(label, scale, unit, values);
     let x = Axis::fit(
-        "timers (log scale)",
+        format!(
+            "{} (log scale)",
+            finding.axis.as_deref().unwrap_or("timers")
+        ),
         Scale::Log,
         Unit::Count,
         finding.cells.iter().map(|c| c.timers as f64),

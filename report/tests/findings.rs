@@ -41,6 +41,8 @@ fn findings(id: &str) -> Findings {
             rule: "holds at most 0.15".to_string(),
             rule_data: serde_json::json!({ "holds": { "at_most": 0.15 } }),
             folder: id.to_string(),
+            records: None,
+            axis: None,
             reused: vec![ReusedCells {
                 experiment: "earlier".to_string(),
                 cells: 1,

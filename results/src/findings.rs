@@ -65,6 +65,14 @@ pub struct Finding {
     /// measured again (empty in findings written before cells were shared).
     #[serde(default)]
     pub reused: Vec<ReusedCells>,
+    /// The records file read, relative to the findings' folder, when it is not
+    /// `FOLDER/results.jsonl`: a live experiment's `FOLDER/live.jsonl`, a threads
+    /// experiment's `FOLDER/threads.jsonl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<String>,
+    /// What a cell's `timers` counts when it is not timers (a tick in ms, producer threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<String>,
     /// Every cell the experiment planned, with the value read from it.
     pub cells: Vec<CellReading>,
     /// The computed figures, each judged by the rule.

@@ -69,6 +69,14 @@ pub struct Experiment {
     pub figure: FigureSpec,
     #[serde(default)]
     pub rule: Rule,
+    /// Where its records come from: `timerbench run`'s cells (the default), or a live or
+    /// threads run ([`super::sources`]).
+    #[serde(default)]
+    pub kind: super::sources::SourceKind,
+    /// The live runs of a `kind = "live"` experiment.
+    pub live: Option<super::live_source::LiveSource>,
+    /// The threads runs of a `kind = "threads"` experiment.
+    pub threads: Option<super::threads_source::ThreadsSource>,
 }
 
 /// A recorded trace, imported by `timerbench import ftrace PATH --timers TIMERS` into a
@@ -121,6 +129,9 @@ pub enum FigureSpec {
     /// Per workload and implementation, the least-squares slope of ln(value) over
     /// ln(size): 0 for a constant cost, 1 for a linear one.
     Slope,
+    /// Per workload and size, the minuend implementation's value minus the subtrahend's:
+    /// what one adds to the other (a lateness on top of another's).
+    Difference { minuend: String, subtrahend: String },
     /// Per size, the implementations ordered by value in each workload (lowest first).
     Ordering {
         /// Values within this fraction of each other are a tie, not an order.
@@ -240,6 +251,11 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             return Err(fail(
                 "`traces` is the folder of the imported traces".to_string(),
             ));
+        }
+        // A live or threads experiment is checked by its source (its own runs and fields).
+        if super::sources::is_source(experiment) {
+            super::sources::check(experiment).map_err(fail)?;
+            continue;
         }
         if experiment.workloads.is_empty() == experiment.traces.is_empty() {
             return Err(fail("has either workloads or traces".to_string()));

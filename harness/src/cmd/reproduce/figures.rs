@@ -270,6 +270,20 @@ pub fn compute(experiment: &Experiment, sizes: &[u64], readings: &[CellReading])
                     });
                 }
             }
+            FigureSpec::Difference {
+                minuend,
+                subtrahend,
+            } => {
+                for &timers in sizes {
+                    let difference = get(&workload, timers, &label(minuend))
+                        .and_then(|m| Ok(m - get(&workload, timers, &label(subtrahend))?));
+                    out.push(Computed {
+                        label: format!("{workload} at {timers}"),
+                        implementation: None,
+                        payload: difference.map(Payload::Number),
+                    });
+                }
+            }
             FigureSpec::Slope => {
                 for implementation in &labels {
                     let points: Result<Vec<(f64, f64)>, String> = sizes

@@ -13,9 +13,12 @@
 
 pub mod experiments;
 pub mod figures;
+mod live_source;
 mod output;
 mod reuse;
+pub mod sources;
 mod suite;
+mod threads_source;
 pub mod verdict;
 
 use crate::environment;
@@ -68,6 +71,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let selected = select(&all, &args.only)?;
     if args.list {
         for experiment in &selected {
+            if let Some(line) = sources::list_words(experiment) {
+                println!("{line}");
+                continue;
+            }
             let sizes = |sizes: &[u64]| {
                 sizes
                     .iter()
@@ -100,7 +107,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     for experiment in &selected {
         let run = folder.join(&experiment.id);
-        if run.join(timerbench_results::RESULTS_FILE).exists() {
+        if run.join(sources::records_file(experiment)).exists() {
             bail!(
                 "--out {}: {} already holds results; choose another --out",
                 folder.display(),
@@ -148,11 +155,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     println!("reproduce took {:.0} s", clock.elapsed().as_secs_f64());
     // A claim that does not hold is a finding; an experiment the data could not decide is
-    // a failure of the reproduction (a cell failed, a run could not be made).
+    // a failure of the reproduction (a cell failed, a run could not be made), unless this
+    // machine lacks what it needs (a kernel without epoll_pwait2): that is the machine's.
     let undecided = findings
         .experiments
         .iter()
-        .filter(|f| f.verdict == Verdict::NotMeasured)
+        .filter(|f| f.verdict == Verdict::NotMeasured && !sources::lacks_capability(f))
         .count();
     if undecided > 0 {
         eprintln!("timerbench: {undecided} experiment(s) not measured: see their reasons above");
@@ -190,6 +198,9 @@ fn reproduce(
     quick: bool,
     earlier: &mut reuse::Earlier,
 ) -> Finding {
+    if sources::is_source(experiment) {
+        return sources::reproduce(experiment, folder, quick);
+    }
     let mut sizes = experiment.sizes(quick).to_vec();
     let run_folder = folder.join(&experiment.id);
     let measured = measure(experiment, folder, &run_folder, &sizes, quick, earlier);
@@ -247,6 +258,8 @@ fn reproduce(
         rule_data: serde_json::to_value(&experiment.rule).unwrap_or_default(),
         folder: experiment.id.clone(),
         reused,
+        records: None,
+        axis: None,
         cells,
         values,
         verdict,

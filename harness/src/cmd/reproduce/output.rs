@@ -105,6 +105,10 @@ pub fn figure_words(figure: &FigureSpec) -> String {
             numerator,
             denominator,
         } => format!("{numerator} / {denominator}, per workload and size"),
+        FigureSpec::Difference {
+            minuend,
+            subtrahend,
+        } => format!("{minuend} minus {subtrahend}, per workload and size"),
         FigureSpec::Slope => {
             "the least-squares slope of ln(value) over ln(size), per workload and implementation"
                 .to_string()

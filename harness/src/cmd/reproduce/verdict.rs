@@ -197,13 +197,21 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
     let numeric = rule.holds.is_some();
     match &experiment.figure {
         FigureSpec::Ratio {
-            numerator,
-            denominator,
+            numerator: first,
+            denominator: second,
+        }
+        | FigureSpec::Difference {
+            minuend: first,
+            subtrahend: second,
         } => {
-            for name in [numerator, denominator] {
+            let what = match &experiment.figure {
+                FigureSpec::Ratio { .. } => "ratio",
+                _ => "difference",
+            };
+            for name in [first, second] {
                 if !runs(name) {
                     return Err(format!(
-                        "the ratio names `{name}`, not among its implementations"
+                        "the {what} names `{name}`, not among its implementations"
                     ));
                 }
             }
