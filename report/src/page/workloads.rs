@@ -221,6 +221,7 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                 }
             }
         }
+        @if cells.clone().any(CellRecord::is_engine) { (format::engine_legend()) }
         (load::legend(cells))
     }
 }

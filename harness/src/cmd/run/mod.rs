@@ -395,8 +395,16 @@ fn measure_engines(
         };
         let settings = engines::Settings::of(args, processes);
         let record = engines::measure(cell, &prepared[&case_id(&cell.case)], &settings, &mut built);
+        // The exchange (process and runtime start included) is the protocol's cost, shown
+        // beside the engine's own figure and never mistaken for it.
+        let exchange = record
+            .engine
+            .as_ref()
+            .map(|e| e.median_exchange_seconds())
+            .filter(|s| s.is_finite())
+            .map_or(String::new(), |s| format!(", exchange {:.0} ms", s * 1e3));
         println!(
-            "  {} (engine): {}{}",
+            "  {} (engine): {}{}{exchange}",
             cell_name(&record.key),
             record.status.as_str(),
             match &record.throughput {
