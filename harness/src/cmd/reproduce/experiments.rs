@@ -58,6 +58,10 @@ pub struct Experiment {
     pub quick_sizes: Vec<u64>,
     /// `--impl` strings.
     pub implementations: Vec<String>,
+    /// Engines run beside the implementations (`timerbench run --engine`): another
+    /// runtime's own timers (docs/engines.md), named by a ratio as an implementation is.
+    #[serde(default)]
+    pub engines: Vec<String>,
     /// The record field each cell gives: a dotted path into the record, or a derived
     /// field (see [`super::figures::DERIVED_FIELDS`]).
     pub field: String,
@@ -189,6 +193,15 @@ impl Experiment {
     }
 
     /// The workload names, in order.
+    /// The labels of the cells it reads: its implementations', then its engines'.
+    pub fn cell_labels(&self) -> Vec<String> {
+        self.implementations
+            .iter()
+            .map(|i| super::figures::label(i))
+            .chain(self.engines.iter().cloned())
+            .collect()
+    }
+
     pub fn workload_names(&self) -> Vec<String> {
         self.workloads
             .iter()
@@ -294,6 +307,8 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
+        crate::cmd::engine::select(&experiment.engines)
+            .map_err(|why| fail(format!("engines: {why:#}")))?;
         for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
             super::figures::check_field(field).map_err(fail)?;
         }

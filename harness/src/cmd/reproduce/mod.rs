@@ -15,6 +15,7 @@ pub mod experiments;
 pub mod figures;
 mod output;
 mod reuse;
+mod sides;
 mod suite;
 pub mod verdict;
 
@@ -215,6 +216,7 @@ fn reproduce(
             let computed = figures::compute(experiment, &sizes, &cells);
             let (values, verdict, reason) =
                 verdict::judge(&experiment.figure, &experiment.rule, &computed);
+            let reason = format!("{reason}{}", sides::words(experiment, &records));
             (cells, values, verdict, reason)
         }
         Err(error) => (
@@ -375,6 +377,9 @@ fn run_words(
     words.extend(["--out".into(), run_folder.display().to_string()]);
     for implementation in &experiment.implementations {
         words.extend(["--impl".into(), implementation.clone()]);
+    }
+    if !experiment.engines.is_empty() {
+        words.extend(["--engine".into(), experiment.engines.join(",")]);
     }
     for size in sizes {
         words.extend(["--timers".into(), size.to_string()]);
