@@ -263,3 +263,55 @@ fn real_engines_run_as_cells_when_their_toolchains_are_here() {
         );
     }
 }
+
+/// The JDK's DelayQueue replays every workload of the smoke suite (at a small size) with
+/// the reference model's digest: the smoke suite's half of the engine's target (the
+/// random workloads with stale stops, reused names and delays up to 2^50 ticks are
+/// tests/engine.rs's `jdk_engines_replay_like_the_reference_model`).
+#[test]
+fn the_jdk_delay_queue_replays_every_smoke_workload_like_the_model() {
+    if std::process::Command::new("java")
+        .arg("-version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no java here (apt-get install default-jdk-headless)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results").join("run");
+    let output = timerbench(&[
+        "run",
+        "--suite",
+        "smoke",
+        "--timers",
+        "200",
+        "--impl",
+        "binary-heap",
+        "--engine",
+        "jdk-delay-queue",
+        "--repeat",
+        "1",
+        "--processes",
+        "1",
+        "--min-sample-ms",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(&out);
+    let engine_cells: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["implementation"] == "jdk-delay-queue")
+        .collect();
+    let workloads = records
+        .iter()
+        .filter(|r| r["implementation"] == "binary-heap")
+        .count();
+    assert_eq!(engine_cells.len(), workloads);
+    for r in engine_cells {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["digest"], r["reference_digest"], "{r}");
+    }
+}

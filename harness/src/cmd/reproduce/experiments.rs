@@ -372,6 +372,30 @@ mod tests {
     }
 
     #[test]
+    fn a_ratio_may_name_an_engine_the_experiment_runs() {
+        let ratio = "field = \"throughput.ns_per_unit_after_fill.median\"\n\
+                     figure = { kind = \"ratio\", numerator = \"quad-heap\", \
+                     denominator = \"go-runtime\" }\nrule.holds = { at_most = 1.0 }\n";
+        let error = parse(&one(ratio), "x.toml").unwrap_err().to_string();
+        assert!(error.contains("the ratio names `go-runtime`"), "{error}");
+        let with = one(&format!("engines = [\"go-runtime\"]\n{ratio}"));
+        let parsed = parse(&with, "x.toml").unwrap();
+        assert_eq!(
+            parsed[0].cell_labels(),
+            ["binary-heap", "quad-heap", "go-runtime"]
+        );
+        let unknown = one(&format!("engines = [\"go-runtimes\"]\n{ratio}"));
+        let error = parse(&unknown, "x.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("experiment a: engines: --engine go-runtimes: no such engine"),
+            "{error}"
+        );
+        let go = load(None).unwrap();
+        let timingwheel = go.iter().find(|e| e.id == "go-timingwheel").unwrap();
+        assert_eq!(timingwheel.engines, ["go-runtime"]);
+    }
+
+    #[test]
     fn an_experiment_that_cannot_be_judged_is_refused_with_its_id() {
         let good = one(
             "field = \"throughput.ns_per_op.median\"\nfigure = { kind = \"slope\" }\n\
