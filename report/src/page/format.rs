@@ -141,12 +141,18 @@ pub fn engine_badge() -> Markup {
     }
 }
 
-/// The legend line under a table that shows an engine.
-pub fn engine_legend() -> Markup {
+/// The legend line under a table that shows an engine; with the null engine's exchange
+/// (process start to answer, seconds) when the table has it: the protocol's own cost,
+/// shown beside the engines' figures, which never include it.
+pub fn engine_legend(null_exchange: Option<f64>) -> Markup {
     html! {
         p.note {
             (engine_badge()) " "
             (crate::ENGINE_LEGEND.trim_start_matches("engine: "))
+            @if let Some(seconds) = null_exchange {
+                ". The protocol's own cost, the null engine's exchange (process start to \
+                 answer, never in a figure): " (format!("{:.0} ms", seconds * 1e3))
+            }
         }
     }
 }

@@ -32,7 +32,20 @@ fn run_with_an_engine() -> Vec<CellRecord> {
                 resident_fired: Vec::new(),
                 exchange_seconds: vec![0.5],
             });
+            let mut null = engine.clone();
+            null.key.implementation = "null".into();
+            null.implementation_base = "null".into();
+            null.throughput = None;
+            null.engine = Some(EngineInfo {
+                name: "null".into(),
+                runtime: "sh".into(),
+                unit: "nothing".into(),
+                samples_ns: Vec::new(),
+                exchange_seconds: vec![0.004, 0.006, 0.005],
+                ..engine.engine.clone().unwrap()
+            });
             all.push(engine);
+            all.push(null);
         }
     }
     all
