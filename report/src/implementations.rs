@@ -27,6 +27,9 @@ pub struct Implementation {
     pub summary: Option<String>,
     /// An outside crate behind an adapter (a record or the catalog says so).
     pub peer: bool,
+    /// An engine: another runtime's timers run through the engine protocol, not a Rust
+    /// structure (its records carry `engine`).
+    pub engine: bool,
     /// Its colour in every chart.
     pub color: (u8, u8, u8),
     /// Its dash and marker in every chart (with the colour, unique in the report).
@@ -62,6 +65,7 @@ impl Implementation {
 struct Seen {
     base: String,
     peer: bool,
+    engine: bool,
     parameters: BTreeMap<String, u64>,
     precision: Option<String>,
 }
@@ -77,6 +81,7 @@ pub fn implementations<'r>(
         let entry = seen.entry(record.key.implementation.clone()).or_default();
         entry.base = record.base_implementation().to_string();
         entry.peer |= record.peer;
+        entry.engine |= record.is_engine();
         if entry.parameters.is_empty() {
             entry.parameters = record.implementation_parameters.clone();
         }
@@ -135,6 +140,7 @@ pub fn implementations<'r>(
                 base: base.to_string(),
                 summary: described.map(|d| d.summary.clone()),
                 peer: peer_base(base),
+                engine: s.engine,
                 color,
                 style: line_style,
                 parameters: s.parameters.clone(),

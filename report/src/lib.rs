@@ -60,6 +60,15 @@ pub use extras::Extras;
 pub use figures::thousands;
 pub use findings::write_findings_page;
 pub use page::SECTIONS;
+
+/// What the engine badge means: the legend line under a table that shows one.
+pub const ENGINE_LEGEND: &str = "engine: another runtime's timers run through the engine \
+     protocol (docs/engines.md), not a Rust structure. A replay engine's log is verified \
+     like a Rust cell's; a micro-only engine (go-runtime, jdk-scheduled-executor, \
+     netty-hashed-wheel) runs its own start+stop pairs on the real clock, unverified, its \
+     figure ns per pair / 2: per line after the fill, the fill not timed \
+     (results/FORMAT.md, `engine`)";
+
 pub use ranking::{
     FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_run,
 };

@@ -152,6 +152,9 @@ pub struct RankEntry {
     /// above its suite limit): left out like any cell it has no figure for, but said
     /// apart, since they are no failure.
     pub unsupported: usize,
+    /// Whether it is an engine (another runtime's timers, results/FORMAT.md `engine`):
+    /// ranked beside the Rust structures against their best, marked apart.
+    pub engine: bool,
 }
 
 /// How late an approximate implementation fired over the cells of a ranking.
@@ -251,6 +254,7 @@ impl Model {
                     covered: ratios.len(),
                     under_load,
                     unsupported,
+                    engine: implementation.engine,
                 }
             })
             .collect();

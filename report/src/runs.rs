@@ -36,13 +36,14 @@ impl Run {
         })
     }
 
-    /// The smallest ns/op at a size, among the verified cells (the floor, which is never
-    /// verified, is not among them).
+    /// The smallest ns/op at a size, among the verified cells of Rust structures (the
+    /// floor, which is never verified, is not among them, nor an engine, whose figure may
+    /// be in another unit: results/FORMAT.md, `engine`).
     pub fn best(&self, workload: &str, timers: u64) -> Option<f64> {
         self.records
             .values()
             .filter(|r| r.key.workload == workload && r.key.timers == timers)
-            .filter(|r| !is_floor(&r.key.implementation))
+            .filter(|r| !is_floor(&r.key.implementation) && !r.is_engine())
             .filter_map(ns_per_op)
             .min_by(f64::total_cmp)
     }
@@ -55,7 +56,7 @@ impl Run {
         self.records
             .values()
             .filter(|r| r.key.workload == workload && r.key.timers == timers)
-            .filter(|r| !is_floor(&r.key.implementation) && !r.is_approximate())
+            .filter(|r| !is_floor(&r.key.implementation) && !r.is_approximate() && !r.is_engine())
             .filter_map(ns_per_op)
             .min_by(f64::total_cmp)
             .or_else(|| self.best(workload, timers))

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The version of the schema this timerbench writes, in every record and in
 /// `environment.json`. Bump it when the written form changes, and teach
 /// [`crate::version`] to read the previous one.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The name of the floor (`timerbench run --floor`): not a queue, the bookkeeping any
 /// queue does (an arena slot per start, freed on stop) and nothing fired, so never
@@ -406,9 +406,53 @@ pub struct CellRecord {
     /// (schema 3; `null` in older records and in cells without figures).
     #[serde(default)]
     pub fixed_costs: Option<FixedCosts>,
+    /// The engine that ran the cell, for a cell of another runtime's timers run through
+    /// the engine protocol (docs/engines.md); `null` for a Rust structure (schema 4).
+    #[serde(default)]
+    pub engine: Option<EngineInfo>,
     /// Wall seconds the cell took, everything included: its `full` process and every
     /// `samples` process.
     pub elapsed_seconds: f64,
+}
+
+/// What ran an engine cell and how its figures were made from the engine's own samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineInfo {
+    /// The engine's name (`go-runtime`, `jdk-delay-queue`, ...), also the cell's label.
+    pub name: String,
+    /// The runtime it ran on (`go`, the JVM's name, `sh`); empty when it never answered.
+    pub runtime: String,
+    /// The runtime's version (`go1.19.8`, `17.0.13+11-Debian-2`).
+    pub runtime_version: String,
+    /// The engine protocol's version.
+    pub protocol: u32,
+    /// `replay` (the workload replayed in virtual time, its log verified) or
+    /// `micro start-stop` (the engine's own start+stop microbenchmark on the real clock).
+    pub mode: String,
+    /// What one of `samples_ns` is per: `replay`, `start-stop pair`.
+    pub unit: String,
+    /// The engine's own samples, nanoseconds per `unit`, every process's in order.
+    pub samples_ns: Vec<f64>,
+    /// How `throughput`'s figures come from `samples_ns`, in words.
+    pub conversion: String,
+    /// Warm-up iterations of each process, and whether each settled.
+    pub warmup_iterations: Vec<u64>,
+    /// See `warmup_iterations`.
+    pub warmup_settled: Vec<bool>,
+    /// The largest peak resident set of its processes, runtime included, bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// Micro-only engines: resident timers that fell due during each process's run.
+    pub resident_fired: Vec<u64>,
+    /// The harness's wall seconds around each exchange (process and runtime start
+    /// included): the protocol's cost, never a timing of the engine.
+    pub exchange_seconds: Vec<f64>,
+}
+
+impl EngineInfo {
+    /// The median of `exchange_seconds` (NaN when there is none).
+    pub fn median_exchange_seconds(&self) -> f64 {
+        median_of(self.exchange_seconds.clone())
+    }
 }
 
 /// What a structure (or a peer with its adapter) costs with nothing to do: the two figures
@@ -459,8 +503,14 @@ impl CellRecord {
             lateness: None,
             conditions: Vec::new(),
             fixed_costs: None,
+            engine: None,
             elapsed_seconds: 0.0,
         }
+    }
+
+    /// Whether the cell is an engine's: another runtime's timers, not a Rust structure.
+    pub fn is_engine(&self) -> bool {
+        self.engine.is_some()
     }
 
     /// The implementation's registry name without parameters, also for a record older than

@@ -60,7 +60,7 @@ pub(crate) fn decode<T: DeserializeOwned>(
             "{location}: schema version {version} is not one this timerbench reads ({})",
             readable()
         ),
-        // Versions 2 and 3 only added fields and a status, each field with a default that
+        // Versions 2 to 4 only added fields and a status, each field with a default that
         // reads an older record as it was meant (`schema.rs`), so all decode as the
         // current form.
         Some(_) => {}
@@ -111,6 +111,6 @@ mod tests {
 
     #[test]
     fn the_readable_versions_are_named() {
-        assert_eq!(readable(), "1 to 3");
+        assert_eq!(readable(), "1 to 4");
     }
 }

@@ -197,6 +197,8 @@ struct Row {
     /// B's memory probe over A's, each the median over the cell's processes, when both
     /// records have one: how differently the machine's shared cache answered the cell.
     memory: Option<f64>,
+    /// Whether the cell is an engine's (another runtime's timers), in either run.
+    engine: bool,
 }
 
 impl Row {
@@ -261,6 +263,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 memory: cell_memory_probe(record_a)
                     .zip(cell_memory_probe(record_b))
                     .map(|(a, b)| b / a),
+                engine: record_a.is_engine() || record_b.is_engine(),
             }),
             _ => comparison.without.push((
                 key.clone(),

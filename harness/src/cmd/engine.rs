@@ -241,7 +241,7 @@ fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
 }
 
 /// The engines named, in table order, or all; an unknown name is an error naming the flag.
-fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
+pub fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
     if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
         let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
         anyhow::bail!(

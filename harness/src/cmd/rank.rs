@@ -158,6 +158,26 @@ fn table(
         out.push_str(&table.render("  "));
         out.push('\n');
     }
+    if entries.iter().any(|e| e.engine) {
+        let _ = writeln!(out, "{}", engine_legend(markdown));
+    }
+}
+
+/// The mark after an engine's name in the tables of `rank` and `compare`.
+pub const ENGINE_MARK: &str = " [engine]";
+
+/// The legend line under a table that shows an engine.
+pub fn engine_legend(markdown: bool) -> String {
+    let line = format!(
+        "{}: {}",
+        ENGINE_MARK.trim(),
+        timerbench_report::ENGINE_LEGEND.trim_start_matches("engine: ")
+    );
+    if markdown {
+        format!("\n{line}")
+    } else {
+        format!("  {line}")
+    }
 }
 
 fn row(
@@ -189,7 +209,11 @@ fn row(
     if entry.unsupported > 0 {
         let _ = write!(covered, " ({} not run)", entry.unsupported);
     }
-    let mut row = vec![rank, entry.implementation.clone(), geomean];
+    let mut name = entry.implementation.clone();
+    if entry.engine {
+        name.push_str(ENGINE_MARK);
+    }
+    let mut row = vec![rank, name, geomean];
     if floor {
         row.push(entry.floor.map_or(String::new(), |f| format!("{f:.2}×")));
     }
@@ -216,6 +240,7 @@ mod tests {
 
     fn entry(name: &str, covered: usize, partial: bool) -> RankEntry {
         RankEntry {
+            engine: false,
             implementation: name.to_string(),
             geomean: Some(0.5),
             floor: Some(3.0),

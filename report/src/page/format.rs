@@ -114,11 +114,10 @@ pub fn peer_badge() -> Markup {
 /// An implementation's name with its swatch (its colour and dash, as in the charts) and
 /// peer badge.
 pub fn implementation(model: &Model, name: &str) -> Markup {
-    let (color, style, peer) = model
-        .implementation(name)
-        .map_or(((0, 0, 0), crate::style::LineStyle::PLAIN, false), |i| {
-            (i.color, i.style, i.peer)
-        });
+    let (color, style, peer, engine) = model.implementation(name).map_or(
+        ((0, 0, 0), crate::style::LineStyle::PLAIN, false, false),
+        |i| (i.color, i.style, i.peer, i.engine),
+    );
     let swatch = format!(
         "border-top-color:{};border-top-style:{}",
         hex(color),
@@ -129,7 +128,31 @@ pub fn implementation(model: &Model, name: &str) -> Markup {
             span.swatch style=(swatch) {}
             (name)
             @if peer { (peer_badge()) }
+            @if engine { (engine_badge()) }
             @if timerbench_results::is_floor(name) { (floor_badge()) }
+        }
+    }
+}
+
+/// The engine badge: another runtime's timers (Go, the JDK, Netty), not a Rust structure.
+pub fn engine_badge() -> Markup {
+    html! {
+        span.badge.engine title=(crate::ENGINE_LEGEND) { "engine" }
+    }
+}
+
+/// The legend line under a table that shows an engine; with the null engine's exchange
+/// (process start to answer, seconds) when the table has it: the protocol's own cost,
+/// shown beside the engines' figures, which never include it.
+pub fn engine_legend(null_exchange: Option<f64>) -> Markup {
+    html! {
+        p.note {
+            (engine_badge()) " "
+            (crate::ENGINE_LEGEND.trim_start_matches("engine: "))
+            @if let Some(seconds) = null_exchange {
+                ". The protocol's own cost, the null engine's exchange (process start to \
+                 answer, never in a figure): " (format!("{:.0} ms", seconds * 1e3))
+            }
         }
     }
 }

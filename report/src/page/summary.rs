@@ -349,6 +349,7 @@ fn ranking_table(
                 }
             }
         }
+        @if entries.iter().any(|e| e.engine) { (format::engine_legend(None)) }
     }
 }
 

@@ -221,8 +221,19 @@ fn table(context: &Context, workload: &Workload) -> Markup {
                 }
             }
         }
+        @if cells.clone().any(CellRecord::is_engine) {
+            (format::engine_legend(null_exchange(cells.clone())))
+        }
         (load::legend(cells))
     }
+}
+
+/// The null engine's median exchange among `cells`, seconds, when it ran there.
+fn null_exchange<'r>(mut cells: impl Iterator<Item = &'r CellRecord>) -> Option<f64> {
+    cells
+        .find_map(|r| r.engine.as_ref().filter(|e| e.name == "null"))
+        .map(|e| e.median_exchange_seconds())
+        .filter(|s| s.is_finite())
 }
 
 /// The header of the spread between and within processes, with the run's processes.

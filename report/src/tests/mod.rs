@@ -10,6 +10,7 @@
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
+mod engines;
 mod errors;
 mod extras;
 mod floor;
@@ -161,6 +162,7 @@ pub(super) fn record(
         }),
         lateness: None,
         conditions: Vec::new(),
+        engine: None,
         fixed_costs: verified.then_some(timerbench_results::FixedCosts {
             idle_advance_ns: 5.0 * (index + 1.0),
             start_stop_ns: 20.0 * (index + 1.0),

@@ -108,6 +108,8 @@ pub struct Answer {
     pub reason: Option<String>,
     /// What one sample's figure is per: `replay`, `start-stop pair`, `restart`.
     pub unit: Option<String>,
+    /// Microbenchmarks: resident timers that fell due during the run.
+    pub resident_fired: Option<u64>,
     /// Nanoseconds per unit, one per measured iteration, on the engine's own clock.
     #[serde(default)]
     pub samples_ns: Vec<f64>,

@@ -58,6 +58,10 @@ pub struct Experiment {
     pub quick_sizes: Vec<u64>,
     /// `--impl` strings.
     pub implementations: Vec<String>,
+    /// Engines run beside the implementations (`timerbench run --engine`): another
+    /// runtime's own timers (docs/engines.md), named by a ratio as an implementation is.
+    #[serde(default)]
+    pub engines: Vec<String>,
     /// The record field each cell gives: a dotted path into the record, or a derived
     /// field (see [`super::figures::DERIVED_FIELDS`]).
     pub field: String,
@@ -200,6 +204,15 @@ impl Experiment {
     }
 
     /// The workload names, in order.
+    /// The labels of the cells it reads: its implementations', then its engines'.
+    pub fn cell_labels(&self) -> Vec<String> {
+        self.implementations
+            .iter()
+            .map(|i| super::figures::label(i))
+            .chain(self.engines.iter().cloned())
+            .collect()
+    }
+
     pub fn workload_names(&self) -> Vec<String> {
         self.workloads
             .iter()
@@ -310,6 +323,8 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
+        crate::cmd::engine::select(&experiment.engines)
+            .map_err(|why| fail(format!("engines: {why:#}")))?;
         for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
             super::figures::check_field(field).map_err(fail)?;
         }
@@ -370,6 +385,30 @@ mod tests {
              measured = \"m\"\nworkloads = [\"start-stop\"]\nsizes = [1000, 2000]\n\
              quick_sizes = [100, 200]\nimplementations = [\"binary-heap\", \"quad-heap\"]\n{extra}"
         )
+    }
+
+    #[test]
+    fn a_ratio_may_name_an_engine_the_experiment_runs() {
+        let ratio = "field = \"throughput.ns_per_unit_after_fill.median\"\n\
+                     figure = { kind = \"ratio\", numerator = \"quad-heap\", \
+                     denominator = \"go-runtime\" }\nrule.holds = { at_most = 1.0 }\n";
+        let error = parse(&one(ratio), "x.toml").unwrap_err().to_string();
+        assert!(error.contains("the ratio names `go-runtime`"), "{error}");
+        let with = one(&format!("engines = [\"go-runtime\"]\n{ratio}"));
+        let parsed = parse(&with, "x.toml").unwrap();
+        assert_eq!(
+            parsed[0].cell_labels(),
+            ["binary-heap", "quad-heap", "go-runtime"]
+        );
+        let unknown = one(&format!("engines = [\"go-runtimes\"]\n{ratio}"));
+        let error = parse(&unknown, "x.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("experiment a: engines: --engine go-runtimes: no such engine"),
+            "{error}"
+        );
+        let go = load(None).unwrap();
+        let timingwheel = go.iter().find(|e| e.id == "go-timingwheel").unwrap();
+        assert_eq!(timingwheel.engines, ["go-runtime"]);
     }
 
     #[test]

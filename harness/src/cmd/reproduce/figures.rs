@@ -130,11 +130,11 @@ pub fn readings(
     let mut readings = Vec::new();
     for workload in experiment.workload_names() {
         for &timers in sizes {
-            for implementation in &experiment.implementations {
+            for implementation in experiment.cell_labels() {
                 let key = CellKey {
                     workload: workload.clone(),
                     timers,
-                    implementation: label(implementation),
+                    implementation,
                 };
                 let (status, value) = match records.get(&key) {
                     Some(record) => (

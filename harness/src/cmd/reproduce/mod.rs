@@ -16,6 +16,7 @@ pub mod figures;
 mod live_source;
 mod output;
 mod reuse;
+mod sides;
 pub mod sources;
 mod suite;
 mod threads_source;
@@ -226,6 +227,7 @@ fn reproduce(
             let computed = figures::compute(experiment, &sizes, &cells);
             let (values, verdict, reason) =
                 verdict::judge(&experiment.figure, &experiment.rule, &computed);
+            let reason = format!("{reason}{}", sides::words(experiment, &records));
             (cells, values, verdict, reason)
         }
         Err(error) => (
@@ -388,6 +390,9 @@ fn run_words(
     words.extend(["--out".into(), run_folder.display().to_string()]);
     for implementation in &experiment.implementations {
         words.extend(["--impl".into(), implementation.clone()]);
+    }
+    if !experiment.engines.is_empty() {
+        words.extend(["--engine".into(), experiment.engines.join(",")]);
     }
     for size in sizes {
         words.extend(["--timers".into(), size.to_string()]);

@@ -192,7 +192,13 @@ pub fn number_words(value: f64) -> String {
 /// What the figure and rule need: implementations that the experiment runs, a rule that
 /// fits the figure's kind.
 pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
-    let runs = |name: &str| experiment.implementations.iter().any(|i| i == name);
+    let runs = |name: &str| {
+        experiment
+            .implementations
+            .iter()
+            .chain(&experiment.engines)
+            .any(|i| i == name)
+    };
     let rule = &experiment.rule;
     let numeric = rule.holds.is_some();
     match &experiment.figure {

@@ -34,6 +34,7 @@
 
 mod cache;
 mod child;
+mod engines;
 mod files;
 mod group;
 mod memory_probe;
@@ -80,6 +81,16 @@ pub struct Args {
     /// verified, so that every figure can be read as a multiple of it.
     #[arg(long)]
     floor: bool,
+    /// Also run this engine (repeatable, or a comma-separated list) beside the
+    /// implementations, on the same workloads and sizes: another runtime's timers through
+    /// the engine protocol (docs/engines.md). `go-runtime`, `jdk-scheduled-executor` and
+    /// `netty-hashed-wheel` run only on `start-stop` (their microbenchmark); a missing
+    /// toolchain makes its cells `unsupported` with the package to install.
+    #[arg(long = "engine", value_name = "NAME", value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Test hook: run the shell script SCRIPT in place of ENGINE's build (repeatable).
+    #[arg(long = "engine-script", value_name = "ENGINE=SCRIPT", hide = true)]
+    engine_scripts: Vec<String>,
     /// Run at this number of timers instead of the suite's sizes (repeatable).
     #[arg(long = "timers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timers: Vec<u64>,
@@ -147,6 +158,7 @@ pub(crate) struct Planned {
     args: Args,
     inputs: Vec<files::FileInput>,
     cells: Vec<Cell>,
+    engine_cells: Vec<engines::EngineCell>,
 }
 
 impl Planned {
@@ -159,16 +171,26 @@ impl Planned {
         // Every file is read and checked before anything is created.
         let inputs = files::read_all(&args.files)?;
         let cells = plan::plan(&args, suite, &inputs)?;
+        let engine_cells = engines::plan(&args, &plan::cases_of(&cells))?;
         Ok(Planned {
             args,
             inputs,
             cells,
+            engine_cells,
         })
     }
 
-    /// Each planned cell's definition, in the plan's order.
+    /// Each planned cell's definition, in the plan's order (the engine cells last).
     pub(crate) fn definitions(&self) -> Vec<CellDefinition> {
-        self.cells.iter().map(Cell::definition).collect()
+        let engine_cells = self
+            .engine_cells
+            .iter()
+            .map(engines::EngineCell::definition);
+        self.cells
+            .iter()
+            .map(Cell::definition)
+            .chain(engine_cells)
+            .collect()
     }
 
     /// Runs the plan (steps 2 to 4). `command`, when given, is recorded in
@@ -186,6 +208,7 @@ impl Planned {
             args,
             inputs,
             cells,
+            engine_cells,
         } = self;
         let folder = match (&args.resume, &args.out) {
             // Checked by `resume::settings_of`.
@@ -224,7 +247,11 @@ impl Planned {
         }
         files::record(inputs, &folder)?;
         let mut results = Appender::open(&folder)?;
-        let planned: BTreeSet<CellKey> = cells.iter().map(Cell::key).collect();
+        let planned: BTreeSet<CellKey> = cells
+            .iter()
+            .map(Cell::key)
+            .chain(engine_cells.iter().map(engines::EngineCell::key))
+            .collect();
         let mut copies = 0;
         for record in copied {
             if planned.contains(&record.key) && done.insert(record.key.clone()) {
@@ -233,7 +260,12 @@ impl Planned {
             }
         }
         let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
-        if todo.is_empty() && copies > 0 {
+        let engines_todo: Vec<&engines::EngineCell> = engine_cells
+            .iter()
+            .filter(|c| !done.contains(&c.key()))
+            .collect();
+        let total = cells.len() + engine_cells.len();
+        if todo.is_empty() && engines_todo.is_empty() && copies > 0 {
             println!(
                 "{}: all {copies} cells copied from an earlier run, none measured",
                 folder.display()
@@ -248,8 +280,8 @@ impl Planned {
                 1 => " and 1 file".to_string(),
                 n => format!(" and {n} files"),
             },
-            cells.len(),
-            cells.len() - todo.len() - copies,
+            total,
+            total - todo.len() - engines_todo.len() - copies,
             if copies > 0 {
                 format!(", {copies} copied from an earlier run")
             } else {
@@ -257,7 +289,7 @@ impl Planned {
             },
             folder.display()
         );
-        let not_ok = measure(args, inputs, &todo, &folder, &mut results)?;
+        let not_ok = measure(args, inputs, &todo, &engines_todo, &folder, &mut results)?;
         finish(&folder, &results, not_ok)
     }
 }
@@ -268,12 +300,14 @@ fn measure(
     args: &Args,
     inputs: &[files::FileInput],
     todo: &[&Cell],
+    engines_todo: &[&engines::EngineCell],
     folder: &Path,
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
     let cases: Vec<&Case> = todo
         .iter()
         .map(|cell| &cell.case)
+        .chain(engines_todo.iter().map(|cell| &cell.case))
         .filter(|case| !is_file(case))
         .collect();
     let cache_folder = cache::folder_beside(folder);
@@ -337,7 +371,52 @@ fn measure(
             }
         }
     }
+    not_ok += measure_engines(args, engines_todo, &prepared, &cache_folder, results)?;
     progress.done();
+    Ok(not_ok)
+}
+
+/// The engine cells, after every Rust cell, each with the processes of a Rust cell of its
+/// size; gives the number that failed.
+fn measure_engines(
+    args: &Args,
+    todo: &[&engines::EngineCell],
+    prepared: &std::collections::BTreeMap<String, cache::Prepared>,
+    cache_folder: &Path,
+    results: &mut Appender,
+) -> anyhow::Result<usize> {
+    let mut not_ok = 0;
+    let mut built = engines::Engines::new(args, cache_folder)?;
+    for cell in todo {
+        let processes = if group::is_large(cell.case.spec.timers) {
+            args.processes_at_1m
+        } else {
+            args.processes
+        };
+        let settings = engines::Settings::of(args, processes);
+        let record = engines::measure(cell, &prepared[&case_id(&cell.case)], &settings, &mut built);
+        // The exchange (process and runtime start included) is the protocol's cost, shown
+        // beside the engine's own figure and never mistaken for it.
+        let exchange = record
+            .engine
+            .as_ref()
+            .map(|e| e.median_exchange_seconds())
+            .filter(|s| s.is_finite())
+            .map_or(String::new(), |s| format!(", exchange {:.0} ms", s * 1e3));
+        println!(
+            "  {} (engine): {}{}{exchange}",
+            cell_name(&record.key),
+            record.status.as_str(),
+            match &record.throughput {
+                Some(t) => format!(", {:.1} ns/op", t.ns_per_op.median),
+                None => String::new(),
+            }
+        );
+        results.append(&record)?;
+        if record.status != Status::Ok && !record.status.left_out() {
+            not_ok += 1;
+        }
+    }
     Ok(not_ok)
 }
 

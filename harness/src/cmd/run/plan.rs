@@ -172,6 +172,16 @@ pub(super) fn plan(
     Ok(cells)
 }
 
+/// The distinct cases of `cells`, in the plan's order: where the engine cells go.
+pub(super) fn cases_of(cells: &[Cell]) -> Vec<Case> {
+    let mut seen = BTreeSet::new();
+    cells
+        .iter()
+        .filter(|cell| seen.insert(case_id(&cell.case)))
+        .map(|cell| cell.case.clone())
+        .collect()
+}
+
 /// Why `variant` is not run at `timers` when a suite chose the size: the size is above
 /// its declared suite limit.
 fn above_suite_limit(variant: &Variant, timers: u64) -> Option<String> {

@@ -58,6 +58,7 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         ("--workload", given.workloads == recorded.workloads),
         ("--timers", given.timers == recorded.timers),
         ("--impl", given.selection == recorded.selection),
+        ("--engine", given.engines == recorded.engines),
         ("--peers", given.selection == recorded.selection),
         ("--repeat", given.repeat == recorded.repeat),
         (
