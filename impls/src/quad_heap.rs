@@ -72,6 +72,7 @@
 
 use crate::contract::Tick;
 use crate::heap_core::{HeapSlot, HeapTimers, Shape};
+use std::hint::select_unpredictable;
 
 /// Where the groups live: a `Vec`, or segments with `segmented-storage`.
 type GroupStore = crate::segmented::Storage<Group>;
@@ -98,22 +99,30 @@ const UNUSED: HeapSlot = HeapSlot {
 #[repr(align(64))]
 struct Group([HeapSlot; 4]);
 
-/// The lane of the earliest of four siblings.
+/// The earliest deadline of four siblings and its lane.
 ///
-/// A tournament, two pairs and then their winners, instead of a running minimum: the two
-/// first comparisons are independent and become flag arithmetic rather than branches, which
-/// matters because on random deadlines every comparison is a coin toss for the branch
-/// predictor. Lanes past the end of the heap hold [`UNUSED`] (deadline `u64::MAX`) and ties
-/// go to the lower lane, so an unused lane never beats an occupied one.
-#[inline]
-fn earliest_lane(siblings: &[HeapSlot; 4]) -> usize {
-    let low = (siblings[1].deadline < siblings[0].deadline) as usize;
-    let high = 2 + (siblings[3].deadline < siblings[2].deadline) as usize;
-    if siblings[high].deadline < siblings[low].deadline {
-        high
-    } else {
-        low
-    }
+/// A tournament, two pairs and then their winners, carried in registers: each round is a
+/// comparison and two conditional moves of the deadlines already loaded, never a branch
+/// (on random deadlines every comparison is a coin toss for the branch predictor) and
+/// never a reload of the winner by its lane, so one level of a sift-down costs one load of
+/// the group and two rounds before the next level's address is known (libev's `downheap`
+/// keeps its running minimum's "at" the same way). Lanes past the end of the heap hold
+/// [`UNUSED`] (deadline `u64::MAX`) and ties go to the lower lane, so an unused lane never
+/// beats an occupied one.
+#[inline(always)]
+fn earliest_lane(siblings: &[HeapSlot; 4]) -> (Tick, usize) {
+    let [d0, d1, d2, d3] = siblings.map(|slot| slot.deadline);
+    let low_is_1 = d1 < d0;
+    let low = select_unpredictable(low_is_1, d1, d0);
+    let low_lane = low_is_1 as usize;
+    let high_is_3 = d3 < d2;
+    let high = select_unpredictable(high_is_3, d3, d2);
+    let high_lane = 2 + high_is_3 as usize;
+    let take_high = high < low;
+    (
+        select_unpredictable(take_high, high, low),
+        select_unpredictable(take_high, high_lane, low_lane),
+    )
 }
 
 /// The first of the four children of `position`; they are group `position - 2`.
@@ -133,18 +142,17 @@ impl QuadShape {
         self.groups[position / 4].0[position % 4] = slot;
     }
 
-    /// One level down from the hole at `position`: the earliest child and its position, or
-    /// `None` when the hole is a leaf.
+    /// One level down from the hole at `position`: the earliest child's deadline and its
+    /// position, or `None` when the hole is a leaf.
     #[inline(always)]
-    fn earliest_child(&self, position: usize, end: usize) -> Option<(HeapSlot, usize)> {
+    fn earliest_child(&self, position: usize, end: usize) -> Option<(Tick, usize)> {
         let first = first_child(position);
         if first >= end {
             return None;
         }
         self.read_ahead(first);
-        let siblings = &self.groups[position - 2].0;
-        let lane = earliest_lane(siblings);
-        Some((siblings[lane], first + lane))
+        let (deadline, lane) = earliest_lane(&self.groups[position - 2].0);
+        Some((deadline, first + lane))
     }
 
     /// Reads one deadline from each of the four groups a sift-down can move to after the
@@ -262,10 +270,11 @@ impl Shape for QuadShape {
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
         let mut levels = 0;
-        while let Some((child, at)) = self.earliest_child(position, end) {
-            if child.deadline >= moving.deadline {
+        while let Some((deadline, at)) = self.earliest_child(position, end) {
+            if deadline >= moving.deadline {
                 break;
             }
+            let child = self.slot(at);
             self.write(position, child);
             placed(child.entry, position);
             position = at;
