@@ -29,10 +29,13 @@
 //! whose last slot is the ancestor a start just displaced, that walk reaches cold lines at
 //! 1M timers (docs/fair-fight.md has the measurement).
 //!
-//! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
-//! level's address depends on this level's data and, past the cache, every level's miss
-//! would wait for the one before (a binary heap's branchy sift lets the processor guess
-//! ahead). So once the groups outgrow the level-1 cache, each level also reads the four
+//! A sift-down picks the earliest of four siblings by a branch-free tournament on the
+//! deadlines held in registers (see `earliest_lane`), so the next level's address depends
+//! on this level's data: a level costs at least one load and two comparisons before the
+//! next can start, and, past the cache, every level's miss would wait for the one before (a
+//! binary heap's branchy sift lets the processor guess ahead, and where the guesses come
+//! true, as on start-stop, whose every pair leaves the heap as it found it, its levels
+//! overlap). So once the groups outgrow the level-1 cache, each level also reads the four
 //! groups the next level can be in, all at once (see `read_ahead`).
 //!
 //! # One timer entry
@@ -48,9 +51,9 @@
 //! | operation | cost |
 //! | --- | --- |
 //! | `start` | O(log4 n) sift-up, one comparison per level; plus a copy of the groups and the arena when they double (see *Storage*) |
-//! | `stop` | O(log4 n): the hole goes down to a leaf (three comparisons a level), the last slot rises into it; or, when the last slot is earlier than the hole's parent, it sifts up |
+//! | `stop` | O(log4 n): the last slot fills the hole and sifts down (per level, three comparisons among the siblings and one with the moving slot) or, when it is earlier than the hole's parent, up |
 //! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
-//! | `advance`, per fired timer | O(log4 n) levels of three comparisons, one cache line each, as for `stop` |
+//! | `advance`, per fired timer | O(log4 n): the root's removal, a sift-down of the last slot, one cache line a level, as for `stop` |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
 //!
