@@ -105,13 +105,13 @@ struct Group([HeapSlot; 4]);
 /// The earliest deadline of four siblings and its lane.
 ///
 /// A tournament, two pairs and then their winners, carried in registers: each round is a
-/// comparison and two conditional moves of the deadlines already loaded, never a branch
-/// (on random deadlines every comparison is a coin toss for the branch predictor) and
-/// never a reload of the winner by its lane, so one level of a sift-down costs one load of
-/// the group and two rounds before the next level's address is known (libev's `downheap`
-/// keeps its running minimum's "at" the same way). Lanes past the end of the heap hold
-/// [`UNUSED`] (deadline `u64::MAX`) and ties go to the lower lane, so an unused lane never
-/// beats an occupied one.
+/// comparison whose flag picks, by conditional moves, among deadlines already loaded; never
+/// a branch (on random deadlines every comparison is a coin toss for the branch predictor)
+/// and never a reload of the winner by its lane, so one level of a sift-down costs one load
+/// of the group and two rounds before the next level's address is known (libev's
+/// `downheap` keeps its running minimum's "at" the same way). Lanes past the end of the
+/// heap hold [`UNUSED`] (deadline `u64::MAX`) and ties go to the lower lane, so an unused
+/// lane never beats an occupied one.
 #[inline(always)]
 fn earliest_lane(siblings: &[HeapSlot; 4]) -> (Tick, usize) {
     let [d0, d1, d2, d3] = siblings.map(|slot| slot.deadline);
@@ -299,6 +299,23 @@ mod tests {
         assert_eq!(std::mem::size_of::<Group>(), 64);
         assert_eq!(std::mem::align_of::<Group>(), 64);
         assert_eq!(QuadHeapTimers::<u64>::BYTES_PER_TIMER, 32);
+    }
+
+    #[test]
+    fn the_tournament_finds_the_first_earliest_lane() {
+        let choices = [0, 1, 2, Tick::MAX];
+        for code in 0..choices.len().pow(4) {
+            let deadlines: [Tick; 4] =
+                std::array::from_fn(|lane| choices[(code >> (2 * lane)) & 3]);
+            let siblings = deadlines.map(|deadline| HeapSlot { deadline, entry: 0 });
+            let earliest = *deadlines.iter().min().expect("four lanes");
+            let first = deadlines.iter().position(|&d| d == earliest);
+            assert_eq!(
+                earliest_lane(&siblings),
+                (earliest, first.expect("the minimum is a lane")),
+                "{deadlines:?}"
+            );
+        }
     }
 
     #[test]
