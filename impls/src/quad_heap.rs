@@ -29,10 +29,13 @@
 //! whose last slot is the ancestor a start just displaced, that walk reaches cold lines at
 //! 1M timers (docs/fair-fight.md has the measurement).
 //!
-//! A sift-down picks the earliest of four siblings by a branch-free tournament, so the next
-//! level's address depends on this level's data and, past the cache, every level's miss
-//! would wait for the one before (a binary heap's branchy sift lets the processor guess
-//! ahead). So once the groups outgrow the level-1 cache, each level also reads the four
+//! A sift-down picks the earliest of four siblings by a branch-free tournament on the
+//! deadlines held in registers (see `earliest_lane`), so the next level's address depends
+//! on this level's data: a level costs at least one load and two comparisons before the
+//! next can start, and, past the cache, every level's miss would wait for the one before (a
+//! binary heap's branchy sift lets the processor guess ahead, and where the guesses come
+//! true, as on start-stop, whose every pair leaves the heap as it found it, its levels
+//! overlap). So once the groups outgrow the level-1 cache, each level also reads the four
 //! groups the next level can be in, all at once (see `read_ahead`).
 //!
 //! # One timer entry
@@ -48,9 +51,9 @@
 //! | operation | cost |
 //! | --- | --- |
 //! | `start` | O(log4 n) sift-up, one comparison per level; plus a copy of the groups and the arena when they double (see *Storage*) |
-//! | `stop` | O(log4 n): the hole goes down to a leaf (three comparisons a level), the last slot rises into it; or, when the last slot is earlier than the hole's parent, it sifts up |
+//! | `stop` | O(log4 n): the last slot fills the hole and sifts down (per level, three comparisons among the siblings and one with the moving slot) or, when it is earlier than the hole's parent, up |
 //! | `restart` | O(log4 n): change the deadline in place, sift the entry up or down |
-//! | `advance`, per fired timer | O(log4 n) levels of three comparisons, one cache line each, as for `stop` |
+//! | `advance`, per fired timer | O(log4 n): the root's removal, a sift-down of the last slot, one cache line a level, as for `stop` |
 //! | `advance`, per tick | nothing: ticks are never visited |
 //! | `next_deadline` | O(1): the root's cached deadline; exact |
 //!
@@ -72,6 +75,7 @@
 
 use crate::contract::Tick;
 use crate::heap_core::{HeapSlot, HeapTimers, Shape};
+use std::hint::select_unpredictable;
 
 /// Where the groups live: a `Vec`, or segments with `segmented-storage`.
 type GroupStore = crate::segmented::Storage<Group>;
@@ -98,22 +102,30 @@ const UNUSED: HeapSlot = HeapSlot {
 #[repr(align(64))]
 struct Group([HeapSlot; 4]);
 
-/// The lane of the earliest of four siblings.
+/// The earliest deadline of four siblings and its lane.
 ///
-/// A tournament, two pairs and then their winners, instead of a running minimum: the two
-/// first comparisons are independent and become flag arithmetic rather than branches, which
-/// matters because on random deadlines every comparison is a coin toss for the branch
-/// predictor. Lanes past the end of the heap hold [`UNUSED`] (deadline `u64::MAX`) and ties
-/// go to the lower lane, so an unused lane never beats an occupied one.
-#[inline]
-fn earliest_lane(siblings: &[HeapSlot; 4]) -> usize {
-    let low = (siblings[1].deadline < siblings[0].deadline) as usize;
-    let high = 2 + (siblings[3].deadline < siblings[2].deadline) as usize;
-    if siblings[high].deadline < siblings[low].deadline {
-        high
-    } else {
-        low
-    }
+/// A tournament, two pairs and then their winners, carried in registers: each round is a
+/// comparison whose flag picks, by conditional moves, among deadlines already loaded; never
+/// a branch (on random deadlines every comparison is a coin toss for the branch predictor)
+/// and never a reload of the winner by its lane, so one level of a sift-down costs one load
+/// of the group and two rounds before the next level's address is known (libev's
+/// `downheap` keeps its running minimum's "at" the same way). Lanes past the end of the
+/// heap hold [`UNUSED`] (deadline `u64::MAX`) and ties go to the lower lane, so an unused
+/// lane never beats an occupied one.
+#[inline(always)]
+fn earliest_lane(siblings: &[HeapSlot; 4]) -> (Tick, usize) {
+    let [d0, d1, d2, d3] = siblings.map(|slot| slot.deadline);
+    let low_is_1 = d1 < d0;
+    let low = select_unpredictable(low_is_1, d1, d0);
+    let low_lane = low_is_1 as usize;
+    let high_is_3 = d3 < d2;
+    let high = select_unpredictable(high_is_3, d3, d2);
+    let high_lane = 2 + high_is_3 as usize;
+    let take_high = high < low;
+    (
+        select_unpredictable(take_high, high, low),
+        select_unpredictable(take_high, high_lane, low_lane),
+    )
 }
 
 /// The first of the four children of `position`; they are group `position - 2`.
@@ -133,18 +145,17 @@ impl QuadShape {
         self.groups[position / 4].0[position % 4] = slot;
     }
 
-    /// One level down from the hole at `position`: the earliest child and its position, or
-    /// `None` when the hole is a leaf.
+    /// One level down from the hole at `position`: the earliest child's deadline and its
+    /// position, or `None` when the hole is a leaf.
     #[inline(always)]
-    fn earliest_child(&self, position: usize, end: usize) -> Option<(HeapSlot, usize)> {
+    fn earliest_child(&self, position: usize, end: usize) -> Option<(Tick, usize)> {
         let first = first_child(position);
         if first >= end {
             return None;
         }
         self.read_ahead(first);
-        let siblings = &self.groups[position - 2].0;
-        let lane = earliest_lane(siblings);
-        Some((siblings[lane], first + lane))
+        let (deadline, lane) = earliest_lane(&self.groups[position - 2].0);
+        Some((deadline, first + lane))
     }
 
     /// Reads one deadline from each of the four groups a sift-down can move to after the
@@ -262,10 +273,11 @@ impl Shape for QuadShape {
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
         let mut levels = 0;
-        while let Some((child, at)) = self.earliest_child(position, end) {
-            if child.deadline >= moving.deadline {
+        while let Some((deadline, at)) = self.earliest_child(position, end) {
+            if deadline >= moving.deadline {
                 break;
             }
+            let child = self.slot(at);
             self.write(position, child);
             placed(child.entry, position);
             position = at;
@@ -287,6 +299,23 @@ mod tests {
         assert_eq!(std::mem::size_of::<Group>(), 64);
         assert_eq!(std::mem::align_of::<Group>(), 64);
         assert_eq!(QuadHeapTimers::<u64>::BYTES_PER_TIMER, 32);
+    }
+
+    #[test]
+    fn the_tournament_finds_the_first_earliest_lane() {
+        let choices = [0, 1, 2, Tick::MAX];
+        for code in 0..choices.len().pow(4) {
+            let deadlines: [Tick; 4] =
+                std::array::from_fn(|lane| choices[(code >> (2 * lane)) & 3]);
+            let siblings = deadlines.map(|deadline| HeapSlot { deadline, entry: 0 });
+            let earliest = *deadlines.iter().min().expect("four lanes");
+            let first = deadlines.iter().position(|&d| d == earliest);
+            assert_eq!(
+                earliest_lane(&siblings),
+                (earliest, first.expect("the minimum is a lane")),
+                "{deadlines:?}"
+            );
+        }
     }
 
     #[test]
