@@ -40,7 +40,7 @@ pub trait Input {
     fn watch(&mut self, epoll: &Epoll) -> io::Result<()>;
     /// Reads what the descriptors of `ready` (their epoll tokens) hold, within a server's
     /// read budget, so that a flood of arrivals cannot keep due timers waiting for long.
-    fn read(&mut self, ready: &[u64], into: &mut Vec<Received>) -> io::Result<()>;
+    fn read(&mut self, epoll: &Epoll, ready: &[u64], into: &mut Vec<Received>) -> io::Result<()>;
     /// Timer `slot` fired (its deadline `deadline_ns` on the wall clock): a server closes
     /// the connection here. What arrived on it meanwhile goes to `into`, re-arming it.
     fn fired(&mut self, slot: u32, deadline_ns: u64, into: &mut Vec<Received>) {
@@ -167,7 +167,7 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
         if io_ready && phase == Phase::Workload {
             live.tokens.clear();
             live.tokens.extend(waiter.ready_tokens());
-            live.read_arrivals()?;
+            live.read_arrivals(epoll)?;
         }
         if counted && live.log.firings.len() == fired_before && !io_ready {
             live.meter.useless += 1;
@@ -332,9 +332,9 @@ impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {
 
     /// Reads what arrived on the ready descriptors and applies each operation at the tick
     /// of its arrival.
-    fn read_arrivals(&mut self) -> io::Result<()> {
+    fn read_arrivals(&mut self, epoll: &Epoll) -> io::Result<()> {
         let mut received = Vec::new();
-        self.input.read(&self.tokens, &mut received)?;
+        self.input.read(epoll, &self.tokens, &mut received)?;
         self.apply(received);
         Ok(())
     }

@@ -120,7 +120,7 @@ impl Input for FeederInput {
         epoll.add(self.socket.as_raw_fd(), SOCKET_TOKEN)
     }
 
-    fn read(&mut self, _ready: &[u64], into: &mut Vec<Received>) -> io::Result<()> {
+    fn read(&mut self, _: &Epoll, _: &[u64], into: &mut Vec<Received>) -> io::Result<()> {
         let mut chunk = [0u8; 8192];
         let mut read = 0;
         while read < READ_BUDGET {

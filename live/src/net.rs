@@ -20,6 +20,9 @@ pub const CONNECTIONS_PER_SOURCE: u64 = 20_000;
 /// The backlog asked of `listen` (the kernel caps it at `net.core.somaxconn`).
 const BACKLOG: libc::c_int = 65_535;
 
+/// The first source port a connection binds to explicitly ([`source_port`]).
+const FIRST_SOURCE_PORT: u64 = 10_000;
+
 /// How many source addresses `connections` need: 127.0.0.2, 127.0.0.3, ...
 pub fn sources_for(connections: u64) -> u64 {
     connections.div_ceil(CONNECTIONS_PER_SOURCE).max(1)
@@ -29,6 +32,14 @@ pub fn sources_for(connections: u64) -> u64 {
 pub fn source_of(index: u64, sources: u64) -> Ipv4Addr {
     let host = 2 + index % sources;
     Ipv4Addr::new(127, 0, (host >> 8) as u8, host as u8)
+}
+
+/// The source port of connection `index` among `sources`: each address's connections take
+/// consecutive ports from 10,000. Binding the port explicitly spares the kernel its search
+/// for a free one at each connect, a scan of the ephemeral range that grows with the
+/// connections already open from the address.
+pub fn source_port(index: u64, sources: u64) -> u16 {
+    (FIRST_SOURCE_PORT + index / sources) as u16
 }
 
 /// `address` if it is a loopback address, else the refusal.
@@ -138,20 +149,23 @@ pub fn accept(listener: &TcpListener) -> io::Result<Option<TcpStream>> {
     }
 }
 
-/// A blocking connection from `source` (any port) to `server`, with Nagle off so that
-/// each keepalive goes out when it is written.
-pub fn connect_from(source: Ipv4Addr, server: SocketAddrV4) -> io::Result<TcpStream> {
-    loopback(source)?;
+/// A blocking connection from `source` to `server`, with Nagle off so that each keepalive
+/// goes out when it is written. From `source`'s port `port` if it is free, else from one
+/// the kernel chooses.
+pub fn connect_from(source: SocketAddrV4, server: SocketAddrV4) -> io::Result<TcpStream> {
+    loopback(*source.ip())?;
     loopback(*server.ip())?;
     let fd = tcp_socket(0)?;
-    // The port is chosen at connect time, per destination: more than the ephemeral range
-    // per source address when the destinations differ, and no bind-time exhaustion.
-    set_flag(
-        fd.as_raw_fd(),
-        libc::IPPROTO_IP,
-        libc::IP_BIND_ADDRESS_NO_PORT,
-    )?;
-    bind(fd.as_raw_fd(), SocketAddrV4::new(source, 0))?;
+    set_flag(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR)?;
+    if bind(fd.as_raw_fd(), source).is_err() {
+        // Taken (another program's socket): the kernel chooses, at connect time.
+        set_flag(
+            fd.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+        )?;
+        bind(fd.as_raw_fd(), SocketAddrV4::new(*source.ip(), 0))?;
+    }
     let addr = sockaddr(server);
     loop {
         // SAFETY: `addr` is a valid sockaddr_in of the size given.
@@ -202,6 +216,10 @@ mod tests {
         assert_eq!(source_of(0, 5), Ipv4Addr::new(127, 0, 0, 2));
         assert_eq!(source_of(6, 5), Ipv4Addr::new(127, 0, 0, 3));
         assert_eq!(source_of(300, 400), Ipv4Addr::new(127, 0, 1, 46));
+        // Each address's connections take consecutive ports.
+        assert_eq!(source_port(0, 5), 10_000);
+        assert_eq!(source_port(6, 5), 10_001);
+        assert_eq!(source_port(99_999, 5), 29_999);
         assert!(loopback(Ipv4Addr::new(10, 0, 0, 1)).is_err());
     }
 
@@ -210,7 +228,8 @@ mod tests {
         let listener = listen(0).unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = SocketAddrV4::new(SERVER_ADDRESS, port);
-        let mut client = connect_from(Ipv4Addr::new(127, 0, 0, 3), server).unwrap();
+        let source = SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), 0);
+        let mut client = connect_from(source, server).unwrap();
         client.write_all(b"ping").unwrap();
         let accepted = loop {
             if let Some(stream) = accept(&listener).unwrap() {

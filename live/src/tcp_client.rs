@@ -114,7 +114,10 @@ fn open_connections(args: &ClientArgs) -> Result<Vec<TcpStream>, String> {
     let server = SocketAddrV4::new(SERVER_ADDRESS, args.port);
     let mut streams = Vec::with_capacity(args.connections as usize);
     for index in 0..args.connections {
-        let source = net::source_of(index, args.sources);
+        let source = SocketAddrV4::new(
+            net::source_of(index, args.sources),
+            net::source_port(index, args.sources),
+        );
         let mut stream = net::connect_from(source, server).map_err(|e| {
             format!(
                 "connection {index} of {} from {source} to {server}: {e}",

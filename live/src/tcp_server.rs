@@ -12,7 +12,7 @@
 //! still open is closed.
 //!
 //! A close is **on time** when it comes within the declared lateness (the structure's
-//! window, plus a period for `tick`) and the baseline's p99.9 after the deadline, and
+//! window, or a period for `tick` if longer) and the baseline's p99.9 after the deadline, and
 //! **wrong** when the connection had sent a keepalive within the timeout: the close came
 //! before the tick of its last send (on the client's clock, the same CLOCK_MONOTONIC)
 //! plus the timeout, or before its fill deadline.
@@ -465,24 +465,54 @@ impl TcpServer {
     }
 }
 
+impl TcpServer {
+    /// Reads the connection of epoll `token`, if it is still open.
+    fn read_connection(&mut self, token: u64, into: &mut Vec<Received>) {
+        let fd = (token - CONNECTION_BASE) as RawFd;
+        if let Some(&slot) = self.slot_of_fd.get(&fd)
+            && let Err(why) = self.drain(slot, into)
+        {
+            into.push(Received::Cut(why));
+        }
+    }
+}
+
 impl Input for TcpServer {
     fn watch(&mut self, _epoll: &Epoll) -> io::Result<()> {
         // The connections and the client's output are watched since the ramp.
         Ok(())
     }
 
-    fn read(&mut self, ready: &[u64], into: &mut Vec<Received>) -> io::Result<()> {
-        for &token in ready {
-            let outcome = match token {
-                CONTROL_TOKEN => self.read_control().map(|line| into.extend(line)),
-                _ => match self.slot_of_fd.get(&((token - CONNECTION_BASE) as RawFd)) {
-                    Some(&slot) => self.drain(slot, into).map(|_| ()),
-                    None => Ok(()),
-                },
-            };
-            if let Err(why) = outcome {
-                into.push(Received::Cut(why));
+    fn read(&mut self, epoll: &Epoll, ready: &[u64], into: &mut Vec<Received>) -> io::Result<()> {
+        for &token in ready.iter().filter(|&&t| t >= CONNECTION_BASE) {
+            self.read_connection(token, into);
+        }
+        if !ready.contains(&CONTROL_TOKEN) {
+            return Ok(());
+        }
+        match self.read_control() {
+            Ok(Some(Received::End)) => {
+                // The client wrote its last keepalives before `done`: read every one
+                // still waiting (epoll knows which connections hold some), then end.
+                let mut events = vec![sys::empty_event(); 256];
+                loop {
+                    let ready = epoll.wait_ms(&mut events, 0)?;
+                    let tokens: Vec<u64> = events[..ready]
+                        .iter()
+                        .map(|event| event.u64)
+                        .filter(|&token| (CONNECTION_BASE..u64::MAX).contains(&token))
+                        .collect();
+                    if tokens.is_empty() {
+                        break;
+                    }
+                    for token in tokens {
+                        self.read_connection(token, into);
+                    }
+                }
+                into.push(Received::End);
             }
+            Ok(line) => into.extend(line),
+            Err(why) => into.push(Received::Cut(why)),
         }
         Ok(())
     }

@@ -111,8 +111,8 @@ pub struct TcpFigures {
     pub closed: u64,
     /// Of those, closed within `on_time_allowance_ns` after the deadline.
     pub closed_on_time: u64,
-    /// The structure's declared lateness (its window, plus a period for `tick`) plus the
-    /// baseline's p99.9.
+    /// The structure's declared lateness (its window, or a period for `tick` if longer)
+    /// plus the baseline's p99.9.
     pub on_time_allowance_ns: u64,
     /// Closed although the connection had sent a keepalive within the timeout: 0.
     pub closed_wrongly: u64,

@@ -225,12 +225,6 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
         return Ok((path.display().to_string(), program));
     }
     let (family, spec) = if args.tcp {
-        if let Some(family) = args.workload.as_deref().filter(|f| *f != "keepalive") {
-            bail!(
-                "--tcp --workload {family}: the TCP mode replays the keepalive family (a \
-                 message per keepalive on its connection)"
-            );
-        }
         let ticks = args.ops.unwrap_or(args.duration_ns() / args.tick);
         let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
         let spec =
@@ -313,6 +307,20 @@ fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Re
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.tcp && !args.smoke {
+        if let Some(family) = args.workload.as_deref().filter(|f| *f != "keepalive") {
+            bail!(
+                "--tcp --workload {family}: the TCP mode replays the keepalive family (a \
+                 message per keepalive on its connection)"
+            );
+        }
+        // Before the workload is generated: a limit that cannot be raised is refused at once.
+        let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
+        timerbench_live::knobs::ensure_descriptors(
+            connections + timerbench_live::DESCRIPTORS_NEEDED,
+        )
+        .map_err(|e| anyhow!(e))?;
+    }
     let (name, program) = workload(args)?;
     let plans = plans(args)?;
     for plan in &plans {
