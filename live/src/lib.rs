@@ -319,10 +319,8 @@ fn serve_tcp<Q: TimerQueue<u64>>(
         0,
         config.pwait2,
     )?;
-    if let Err(why) = server.ramp(epoll, ramp_ns) {
-        server.finish();
-        return Err(why);
-    }
+    // On failure the server is dropped, which stops the client.
+    server.ramp(epoll, ramp_ns)?;
     let origin_ns = sys::now_ns() + LEAD_NS;
     let mut waiter = Waiter::new(config.strategy, epoll, origin_ns, config.pwait2)?;
     server.begin(origin_ns, end_tick)?;

@@ -105,6 +105,10 @@ pub struct TcpServer {
     partial: HashMap<RawFd, Vec<u8>>,
     /// Per connection: the earliest wall time at which closing it is right.
     live_until_ns: Vec<u64>,
+    /// Whether the client said `done`.
+    done: bool,
+    /// Whether the server stopped the client before its end (the workload phase was cut).
+    stopped: bool,
     outcome: TcpOutcome,
 }
 
@@ -201,6 +205,8 @@ impl TcpServer {
             slot_of_fd: HashMap::new(),
             unidentified: HashMap::new(),
             partial: HashMap::new(),
+            done: false,
+            stopped: false,
             outcome: TcpOutcome {
                 connections,
                 sources,
@@ -244,8 +250,8 @@ impl TcpServer {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => other.map_err(failed)?,
             };
-            for index in 0..ready {
-                let token = events[index].u64;
+            let tokens: Vec<u64> = events[..ready].iter().map(|event| event.u64).collect();
+            for token in tokens {
                 match token {
                     LISTENER_TOKEN => self.accept_all(epoll).map_err(failed)?,
                     CONTROL_TOKEN => {
@@ -297,14 +303,14 @@ impl TcpServer {
                 }
             }
         };
-        if self.outcome.client_exit.is_none() {
+        if self.outcome.client_exit.is_none() && !self.stopped {
             self.outcome.client_exit = match status {
                 Some(status) if status.success() => None,
                 Some(status) => Some(format!("the TCP client process ended with {status}")),
                 None => Some("the TCP client process could not be waited for".into()),
             };
         }
-        self.outcome
+        std::mem::take(&mut self.outcome)
     }
 
     /// The message for a client that died `when`, with its exit status.
@@ -392,6 +398,7 @@ impl TcpServer {
                         .split_whitespace()
                         .filter_map(|w| w.parse().ok())
                         .collect();
+                    self.done = true;
                     if let [sent, refused, rss] = words[..] {
                         self.outcome.client_sent = sent;
                         self.outcome.client_refused = refused;
@@ -548,7 +555,23 @@ impl Input for TcpServer {
             }
         }
         self.slot_of_fd.clear();
+        if !self.done {
+            // The workload phase was cut (too dense, or by its limit): the client would
+            // send on to its last tick for nobody.
+            let _ = self.child.kill();
+            self.stopped = true;
+        }
         epoll.delete(control_fd(&self.control))
+    }
+}
+
+impl Drop for TcpServer {
+    /// A run that failed half-way leaves no client behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -84,7 +84,8 @@ pub struct Args {
     /// Pin the loop thread to this CPU.
     #[arg(long, value_name = "CPU")]
     pin: Option<usize>,
-    /// Pin the feeder thread to this CPU (default with --pin: another CPU, if any).
+    /// Pin the feeder thread (with --tcp: the client process) to this CPU (default with
+    /// --pin: another CPU, if any).
     #[arg(long, value_name = "CPU")]
     feeder_cpu: Option<usize>,
     /// The folder for live.jsonl (default: results/live-<date>-<host>-<git rev>).
