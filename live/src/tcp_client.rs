@@ -18,6 +18,7 @@
 //! wrongly (it had sent a message within the timeout) from one closed on time.
 
 use crate::net::{self, SERVER_ADDRESS};
+use crate::schedule::{Arrival, Schedule};
 use crate::{knobs, sys};
 use std::io::{self, BufReader, Read, Write};
 use std::net::{SocketAddrV4, TcpStream};
@@ -67,6 +68,28 @@ pub struct Message {
     pub index: u64,
     /// The connection (the timer's slot).
     pub connection: u64,
+}
+
+/// The schedule's keepalives, or why the workload is not one the client can send.
+pub fn messages(schedule: &Schedule) -> Result<Vec<Message>, String> {
+    schedule
+        .arrivals
+        .iter()
+        .enumerate()
+        .map(|(index, timed)| match timed.arrival {
+            Arrival::Start { slot, .. } | Arrival::Restart { slot, .. } => Ok(Message {
+                tick: timed.tick,
+                index: index as u64,
+                connection: u64::from(slot),
+            }),
+            Arrival::Stop { slot } => Err(format!(
+                "the TCP mode sends keepalives (starts and restarts); this workload stops \
+                 timer {slot} at tick {}, which no message stands for: use the keepalive \
+                 family",
+                timed.tick
+            )),
+        })
+        .collect()
 }
 
 /// Writes `messages` in the stdin format (the count, then three words each).
@@ -181,6 +204,7 @@ pub fn say(line: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schedule::Timed;
 
     #[test]
     fn the_schedule_reads_back_and_a_foreign_connection_is_refused() {
@@ -203,5 +227,32 @@ mod tests {
         assert!(error.contains("connection 2 of 2"), "{error}");
         let cut = read_messages(&mut &bytes[..20], 3).unwrap_err();
         assert!(cut.contains("reading the schedule"), "{cut}");
+    }
+
+    #[test]
+    fn keepalives_become_messages_and_a_stop_is_refused() {
+        let mut schedule = Schedule {
+            slots: 2,
+            ..Schedule::default()
+        };
+        schedule.arrivals.push(Timed {
+            tick: 4,
+            arrival: Arrival::Restart { slot: 1, delay: 9 },
+        });
+        let sent = messages(&schedule).unwrap();
+        assert_eq!(
+            sent,
+            vec![Message {
+                tick: 4,
+                index: 0,
+                connection: 1
+            }]
+        );
+        schedule.arrivals.push(Timed {
+            tick: 6,
+            arrival: Arrival::Stop { slot: 0 },
+        });
+        let refused = messages(&schedule).unwrap_err();
+        assert!(refused.contains("stops timer 0 at tick 6"), "{refused}");
     }
 }

@@ -21,7 +21,7 @@ use crate::event_loop::{Input, Received};
 use crate::net;
 use crate::schedule::{Arrival, Schedule};
 use crate::sys::{self, Epoll};
-use crate::tcp_client::{self, HELLO, Message, RECORD_BYTES};
+use crate::tcp_client::{self, HELLO, RECORD_BYTES};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
@@ -112,28 +112,6 @@ pub struct TcpServer {
     outcome: TcpOutcome,
 }
 
-/// The schedule's keepalives, or why the workload is not one the client can send.
-pub fn messages(schedule: &Schedule) -> Result<Vec<Message>, String> {
-    schedule
-        .arrivals
-        .iter()
-        .enumerate()
-        .map(|(index, timed)| match timed.arrival {
-            Arrival::Start { slot, .. } | Arrival::Restart { slot, .. } => Ok(Message {
-                tick: timed.tick,
-                index: index as u64,
-                connection: u64::from(slot),
-            }),
-            Arrival::Stop { slot } => Err(format!(
-                "the TCP mode sends keepalives (starts and restarts); this workload stops \
-                 timer {slot} at tick {}, which no message stands for: use the keepalive \
-                 family",
-                timed.tick
-            )),
-        })
-        .collect()
-}
-
 fn control_fd(control: &ChildStdout) -> RawFd {
     control.as_raw_fd()
 }
@@ -147,7 +125,7 @@ impl TcpServer {
         tick_ns: u64,
         client_cpu: Option<usize>,
     ) -> Result<TcpServer, String> {
-        let messages = messages(&schedule)?;
+        let messages = tcp_client::messages(&schedule)?;
         let listener = net::listen(config.port).map_err(|e| {
             format!(
                 "cannot listen on {}:{} ({e}); choose another --port, or 0 for any free one",
@@ -572,38 +550,5 @@ impl Drop for TcpServer {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schedule::Timed;
-
-    #[test]
-    fn keepalives_become_messages_and_a_stop_is_refused() {
-        let mut schedule = Schedule {
-            slots: 2,
-            ..Schedule::default()
-        };
-        schedule.arrivals.push(Timed {
-            tick: 4,
-            arrival: Arrival::Restart { slot: 1, delay: 9 },
-        });
-        let sent = messages(&schedule).unwrap();
-        assert_eq!(
-            sent,
-            vec![Message {
-                tick: 4,
-                index: 0,
-                connection: 1
-            }]
-        );
-        schedule.arrivals.push(Timed {
-            tick: 6,
-            arrival: Arrival::Stop { slot: 0 },
-        });
-        let refused = messages(&schedule).unwrap_err();
-        assert!(refused.contains("stops timer 0 at tick 6"), "{refused}");
     }
 }
