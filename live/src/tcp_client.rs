@@ -207,6 +207,23 @@ mod tests {
     use crate::schedule::Timed;
 
     #[test]
+    fn a_connection_that_cannot_be_opened_names_itself_its_source_and_the_error() {
+        // A port just freed: nothing listens there, so the connect is refused.
+        let port = net::listen(0).unwrap().local_addr().unwrap().port();
+        let args = ClientArgs {
+            port,
+            connections: 3,
+            sources: 2,
+            tick_ns: 1_000_000,
+            cpu: None,
+        };
+        let error = open_connections(&args).unwrap_err();
+        let expected = format!("connection 0 of 3 from 127.0.0.2:10000 to 127.0.0.1:{port}");
+        assert!(error.starts_with(&expected), "{error}");
+        assert!(error.contains("refused"), "{error}");
+    }
+
+    #[test]
     fn the_schedule_reads_back_and_a_foreign_connection_is_refused() {
         let messages = vec![
             Message {
