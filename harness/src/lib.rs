@@ -13,8 +13,8 @@ pub mod table;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    ab, cell, combine, compare, engine, generate, import, list, live, rank, replay, report,
-    reproduce, run, threads,
+    ab, cell, combine, compare, engine, generate, import, list, live, live_tcp, rank, replay,
+    report, reproduce, run, threads,
 };
 use std::process::ExitCode;
 
@@ -43,6 +43,8 @@ enum Command {
     Reproduce(reproduce::Args),
     Engine(engine::Args),
     Live(live::Args),
+    #[command(name = "live-tcp-client", hide = true)]
+    LiveTcpClient(live_tcp::ClientCommand),
     Ab(ab::Args),
     Combine(combine::Args),
     #[command(name = "ab-side", hide = true)]
@@ -66,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Live(args) => live::run(&args),
+        Command::LiveTcpClient(args) => live_tcp::run_client(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Combine(args) => combine::run(&args),
         Command::AbSide(args) => ab::side::run(&args),

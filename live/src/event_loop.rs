@@ -1,35 +1,54 @@
 //! The loop: one timer structure in an epoll event loop on CLOCK_MONOTONIC.
 //!
 //! Each pass reads the clock, moves the structure's clock to the current tick (firing
-//! what is due, each firing timed), applies the operations that arrived on the socket at
+//! what is due, each firing timed), applies the operations that arrived (from the feeder's socket, or on TCP connections) at
 //! the tick of their arrival, then asks the structure for its next deadline and sleeps
 //! with the wait strategy. Tick `k` is `origin + k × tick` on the wall clock.
 //!
 //! A run has two phases. The workload phase lasts until the feeder's end record, or until
 //! its limit (then it is cut, and the reason recorded). The loop then stops every timer
-//! still pending, stops watching the socket, and idles for the idle phase: no timer
+//! still pending, stops watching its input, and idles for the idle phase: no timer
 //! pending, nothing arriving, where a deadline-driven loop should not wake at all and a
 //! tick-driven one wakes every period.
 
-use crate::feeder::END;
 use crate::measure::{self, Lateness, Meter, Snapshot};
 use crate::schedule::{Arrival, Schedule};
 use crate::sys::{self, Epoll};
 use crate::verify::{Applied, AppliedLog, LiveFiring};
 use crate::wait::{Strategy, Waiter};
 use hdrhistogram::Histogram;
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
+use std::io;
 use timerbench_impls::{TimerId, TimerQueue};
 use timerbench_results::live::Usage;
 
-/// The epoll token of the feeder's socket.
-const SOCKET_TOKEN: u64 = 1;
+/// What an [`Input`] read: an operation of the schedule, the end of the workload, or why
+/// the workload phase must stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// The operation at this index of [`Schedule::arrivals`] arrived.
+    Arrival(usize),
+    /// The workload's end record.
+    End,
+    /// The input failed (its peer died, a protocol error): the reason.
+    Cut(String),
+}
 
-/// The most bytes of operations read in one pass, so that a flood of arrivals cannot keep
-/// due timers waiting for long: a server's read budget.
-const READ_BUDGET: usize = 64 * 1024;
+/// Where the operations come from: the feeder's socket ([`crate::feeder::FeederInput`]) or
+/// the TCP connections of the client process ([`crate::tcp_server::TcpServer`]).
+pub trait Input {
+    /// Starts watching its descriptors on `epoll` (input only, level-triggered).
+    fn watch(&mut self, epoll: &Epoll) -> io::Result<()>;
+    /// Reads what the descriptors of `ready` (their epoll tokens) hold, within a server's
+    /// read budget, so that a flood of arrivals cannot keep due timers waiting for long.
+    fn read(&mut self, epoll: &Epoll, ready: &[u64], into: &mut Vec<Received>) -> io::Result<()>;
+    /// Timer `slot` fired (its deadline `deadline_ns` on the wall clock): a server closes
+    /// the connection here. What arrived on it meanwhile goes to `into`, re-arming it.
+    fn fired(&mut self, slot: u32, deadline_ns: u64, into: &mut Vec<Received>) {
+        let _ = (slot, deadline_ns, into);
+    }
+    /// The workload phase is over: stop watching, close what is open.
+    fn unwatch(&mut self, epoll: &Epoll) -> io::Result<()>;
+}
 
 /// What the loop needs besides the structure.
 pub struct Setup<'a> {
@@ -81,8 +100,11 @@ enum Phase {
 }
 
 /// The loop's state around the structure.
-struct Live<'a, Q> {
+struct Live<'a, Q, I> {
     queue: Q,
+    input: I,
+    /// The input's ready tokens of the last wait.
+    tokens: Vec<u64>,
     setup: &'a Setup<'a>,
     handles: Vec<TimerId>,
     pending: Vec<bool>,
@@ -94,23 +116,24 @@ struct Live<'a, Q> {
     starts_as_restarts: u64,
     /// Operations applied since the last clock move (a start at the current tick is due).
     dirty: bool,
-    unread: Vec<u8>,
     ended: bool,
     cut: Option<String>,
 }
 
 /// Runs the loop over `queue` (with the fill already in the schedule, not yet applied)
-/// until the idle phase ends.
-pub fn run<Q: TimerQueue<u64>>(
+/// until the idle phase ends; the operations come from `input`.
+pub fn run<Q: TimerQueue<u64>, I: Input>(
     queue: Q,
     setup: &Setup,
-    mut socket: UnixStream,
+    input: I,
     epoll: &Epoll,
     waiter: &mut Waiter,
-) -> io::Result<Outcome> {
+) -> io::Result<(Outcome, I)> {
     let slots = setup.schedule.slots;
     let mut live = Live {
         queue,
+        input,
+        tokens: Vec::new(),
         setup,
         handles: vec![TimerId::from_parts(u32::MAX, 0); slots],
         pending: vec![false; slots],
@@ -121,15 +144,13 @@ pub fn run<Q: TimerQueue<u64>>(
         applied: 0,
         starts_as_restarts: 0,
         dirty: false,
-        unread: Vec::new(),
         ended: false,
         cut: None,
     };
     for &(slot, delay) in &setup.schedule.fill {
         live.start(slot, delay, false);
     }
-    socket.set_nonblocking(true)?;
-    epoll.add(socket.as_raw_fd(), SOCKET_TOKEN)?;
+    live.input.watch(epoll)?;
     sys::sleep_until(setup.origin_ns);
     let mut phase = Phase::Workload;
     let workload_start = live.meter.snapshot();
@@ -144,7 +165,9 @@ pub fn run<Q: TimerQueue<u64>>(
         let fired_before = live.log.firings.len();
         live.fire_due(planned, returned);
         if io_ready && phase == Phase::Workload {
-            live.read_arrivals(&mut socket)?;
+            live.tokens.clear();
+            live.tokens.extend(waiter.ready_tokens());
+            live.read_arrivals(epoll)?;
         }
         if counted && live.log.firings.len() == fired_before && !io_ready {
             live.meter.useless += 1;
@@ -162,7 +185,7 @@ pub fn run<Q: TimerQueue<u64>>(
                 ));
             }
             end_tick = live.tick_at(now);
-            epoll.delete(socket.as_raw_fd())?;
+            live.input.unwatch(epoll)?;
             live.stop_all();
             workload_end = Some(live.meter.snapshot());
             phase = Phase::Idle {
@@ -210,7 +233,7 @@ pub fn run<Q: TimerQueue<u64>>(
     }
     let idle_end = live.meter.snapshot();
     let workload_end = workload_end.expect("the idle phase follows the workload phase");
-    Ok(Outcome {
+    let outcome = Outcome {
         end_tick,
         lateness: live.lateness,
         behind: live.behind,
@@ -222,10 +245,11 @@ pub fn run<Q: TimerQueue<u64>>(
         log: live.log,
         wake_targets,
         missed_ticks,
-    })
+    };
+    Ok((outcome, live.input))
 }
 
-impl<Q: TimerQueue<u64>> Live<'_, Q> {
+impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {
     fn tick_at(&self, now_ns: u64) -> u64 {
         now_ns.saturating_sub(self.setup.origin_ns) / self.setup.tick_ns
     }
@@ -246,6 +270,7 @@ impl<Q: TimerQueue<u64>> Live<'_, Q> {
         }
         self.dirty = false;
         let step = self.log.push(Applied::Move { to });
+        let fired_before = self.log.firings.len();
         let planned = planned.unwrap_or(returned);
         let (origin, tick_ns) = (self.setup.origin_ns, self.setup.tick_ns);
         let (lateness, firings, pending) =
@@ -261,6 +286,33 @@ impl<Q: TimerQueue<u64>> Live<'_, Q> {
             });
             pending[slot as usize] = false;
         });
+        self.tell_input(fired_before);
+    }
+
+    /// Tells the input of the firings from `from` on (a server closes those connections)
+    /// and applies what had arrived on them meanwhile.
+    fn tell_input(&mut self, from: usize) {
+        let mut rearmed = Vec::new();
+        for index in from..self.log.firings.len() {
+            let firing = self.log.firings[index];
+            let deadline_ns = self.wall_of(firing.deadline);
+            self.input.fired(firing.slot, deadline_ns, &mut rearmed);
+        }
+        self.apply(rearmed);
+    }
+
+    /// Applies what the input read, in order, up to the end record or a cut.
+    fn apply(&mut self, received: Vec<Received>) {
+        for item in received {
+            if self.ended || self.cut.is_some() {
+                break;
+            }
+            match item {
+                Received::Arrival(index) => self.arrive(index),
+                Received::End => self.ended = true,
+                Received::Cut(reason) => self.cut = Some(reason),
+            }
+        }
     }
 
     /// When to wake for the next deadline, absolute; `None` if nothing is pending.
@@ -278,41 +330,12 @@ impl<Q: TimerQueue<u64>> Live<'_, Q> {
         Some(self.wall_of(self.queue.now() + 1))
     }
 
-    /// Reads what arrived (up to the budget) and applies each operation at the tick of
-    /// its arrival.
-    fn read_arrivals(&mut self, socket: &mut UnixStream) -> io::Result<()> {
-        let mut chunk = [0u8; 8192];
-        let mut read = 0;
-        while read < READ_BUDGET && !self.ended && self.cut.is_none() {
-            let count = match socket.read(&mut chunk) {
-                Ok(0) => {
-                    self.cut = Some("the feeder closed its socket before the end".into());
-                    break;
-                }
-                Ok(count) => count,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            read += count;
-            self.unread.extend_from_slice(&chunk[..count]);
-            let whole = self.unread.len() / 8 * 8;
-            let records: Vec<u64> = self.unread[..whole]
-                .chunks_exact(8)
-                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-                .collect();
-            self.unread.drain(..whole);
-            for record in records {
-                if record == END {
-                    self.ended = true;
-                    break;
-                }
-                self.arrive(record as usize);
-                if self.cut.is_some() {
-                    break;
-                }
-            }
-        }
+    /// Reads what arrived on the ready descriptors and applies each operation at the tick
+    /// of its arrival.
+    fn read_arrivals(&mut self, epoll: &Epoll) -> io::Result<()> {
+        let mut received = Vec::new();
+        self.input.read(epoll, &self.tokens, &mut received)?;
+        self.apply(received);
         Ok(())
     }
 

@@ -8,9 +8,11 @@
 //! the next tick that has any. The loop measures how far behind their schedule it applies
 //! them, which includes the feeder's own lateness: both are what a server would see.
 
+use crate::event_loop::{Input, Received};
 use crate::schedule::Schedule;
-use crate::sys;
-use std::io::Write;
+use crate::sys::{self, Epoll};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +20,12 @@ use std::thread::JoinHandle;
 
 /// The record that ends the workload.
 pub const END: u64 = u64::MAX;
+
+/// The epoll token of the loop's end of the socket.
+const SOCKET_TOKEN: u64 = 1;
+
+/// The most bytes of operations read in one pass: a server's read budget.
+const READ_BUDGET: usize = 64 * 1024;
 
 /// The longest the feeder sleeps before it looks at the stop flag again.
 const POLL_STOP_NS: u64 = 50_000_000;
@@ -86,5 +94,65 @@ fn sleep_until(deadline_ns: u64, stop: &AtomicBool) -> bool {
             return true;
         }
         sys::sleep_until(deadline_ns.min(now + POLL_STOP_NS));
+    }
+}
+
+/// The loop's end of the feeder's socket, as the loop's [`Input`].
+pub struct FeederInput {
+    socket: UnixStream,
+    /// A record cut between two reads.
+    unread: Vec<u8>,
+}
+
+impl FeederInput {
+    /// The loop's end of the socket pair.
+    pub fn new(socket: UnixStream) -> FeederInput {
+        FeederInput {
+            socket,
+            unread: Vec::new(),
+        }
+    }
+}
+
+impl Input for FeederInput {
+    fn watch(&mut self, epoll: &Epoll) -> io::Result<()> {
+        self.socket.set_nonblocking(true)?;
+        epoll.add(self.socket.as_raw_fd(), SOCKET_TOKEN)
+    }
+
+    fn read(&mut self, _: &Epoll, _: &[u64], into: &mut Vec<Received>) -> io::Result<()> {
+        let mut chunk = [0u8; 8192];
+        let mut read = 0;
+        while read < READ_BUDGET {
+            let count = match self.socket.read(&mut chunk) {
+                Ok(0) => {
+                    into.push(Received::Cut(
+                        "the feeder closed its socket before the end".into(),
+                    ));
+                    return Ok(());
+                }
+                Ok(count) => count,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            read += count;
+            self.unread.extend_from_slice(&chunk[..count]);
+            let whole = self.unread.len() / 8 * 8;
+            for bytes in self.unread[..whole].chunks_exact(8) {
+                let record = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+                if record == END {
+                    into.push(Received::End);
+                    return Ok(());
+                }
+                into.push(Received::Arrival(record as usize));
+            }
+            self.unread.drain(..whole);
+        }
+        Ok(())
+    }
+
+    fn unwatch(&mut self, epoll: &Epoll) -> io::Result<()> {
+        epoll.delete(self.socket.as_raw_fd())
     }
 }

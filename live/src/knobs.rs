@@ -115,29 +115,39 @@ pub fn pin(cpu: usize, flag: &str) -> Result<(), String> {
     })
 }
 
-/// What to do about the descriptor limit, given the `(soft, hard)` limit: nothing, raise
-/// the soft limit to a value, or refuse with the message.
-pub fn descriptor_plan(needed: u64, soft: u64, hard: u64) -> Result<Option<u64>, String> {
+/// The `(soft, hard)` descriptor limit to set so that `needed` descriptors may be open,
+/// given the current `(soft, hard)`: `None` if it is enough already. Above the hard limit
+/// both are raised, which needs root or CAP_SYS_RESOURCE ([`ensure_descriptors`] says so
+/// when refused).
+pub fn descriptor_plan(needed: u64, soft: u64, hard: u64) -> Option<(u64, u64)> {
     if soft >= needed {
-        return Ok(None);
+        None
+    } else {
+        Some((needed, hard.max(needed)))
     }
-    if hard >= needed {
-        return Ok(Some(needed));
-    }
-    Err(format!(
-        "this run needs {needed} open descriptors, but the hard limit is {hard} and cannot be \
-         raised by this user; raise it (as root: `ulimit -Hn {needed}`, or `nofile` in \
-         /etc/security/limits.conf, or LimitNOFILE= for a service) and run again"
-    ))
 }
 
-/// Makes sure the process may open `needed` descriptors, raising the soft limit if the
-/// hard one allows.
+/// The message for a descriptor limit that cannot be raised to `needed`.
+fn descriptors_refused(needed: u64, hard: u64, error: &std::io::Error) -> String {
+    format!(
+        "this run needs {needed} open descriptors, but the hard limit is {hard} and the \
+         kernel refused to raise it ({error}): raising it needs root or CAP_SYS_RESOURCE, \
+         and at most /proc/sys/fs/nr_open ({}). Raise it (as root: `ulimit -Hn {needed}`, \
+         or `nofile` in /etc/security/limits.conf, or LimitNOFILE= for a service) and run \
+         again",
+        std::fs::read_to_string("/proc/sys/fs/nr_open")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    )
+}
+
+/// Makes sure the process may open `needed` descriptors: raises the soft limit, and the
+/// hard one too when it is below (allowed to root), or says why it cannot.
 pub fn ensure_descriptors(needed: u64) -> Result<(), String> {
     let (soft, hard) = sys::descriptor_limit().map_err(|e| format!("getrlimit(NOFILE): {e}"))?;
-    if let Some(raised) = descriptor_plan(needed, soft, hard)? {
-        sys::set_descriptor_limit(raised, hard)
-            .map_err(|e| format!("cannot raise the descriptor limit to {raised}: {e}"))?;
+    if let Some((new_soft, new_hard)) = descriptor_plan(needed, soft, hard) {
+        sys::set_descriptor_limit(new_soft, new_hard)
+            .map_err(|e| descriptors_refused(needed, hard, &e))?;
     }
     Ok(())
 }
@@ -164,9 +174,19 @@ mod tests {
 
     #[test]
     fn the_descriptor_limit_is_raised_when_it_can_be_and_refused_when_not() {
-        assert_eq!(descriptor_plan(100, 1024, 4096), Ok(None));
-        assert_eq!(descriptor_plan(200_000, 1024, 1_048_576), Ok(Some(200_000)));
-        let refused = descriptor_plan(200_000, 1024, 4096).unwrap_err();
+        assert_eq!(descriptor_plan(100, 1024, 4096), None);
+        assert_eq!(
+            descriptor_plan(200_000, 1024, 1_048_576),
+            Some((200_000, 1_048_576))
+        );
+        // Above the hard limit both are raised: the kernel allows it to root only.
+        assert_eq!(
+            descriptor_plan(200_000, 1024, 4096),
+            Some((200_000, 200_000))
+        );
+        let error = std::io::Error::from_raw_os_error(libc::EPERM);
+        let refused = descriptors_refused(200_000, 4096, &error);
         assert!(refused.contains("hard limit is 4096"), "{refused}");
+        assert!(refused.contains("ulimit -Hn 200000"), "{refused}");
     }
 }

@@ -11,7 +11,10 @@
 //! - [`baseline`]: the same waits with no structure and no I/O (cyclictest's method);
 //! - [`verify`]: the firings against the reference model for the operations applied;
 //! - [`knobs`]: timer slack, scheduling policy, pinning, the descriptor limit;
-//! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module).
+//! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module);
+//! - [`tcp_server`], [`tcp_client`], [`net`]: the TCP mode, the keepalives arriving on
+//!   real connections on loopback from a client process, a timer per connection that
+//!   closes it.
 //!
 //! `docs/live.md` says how to run it and how to read it.
 
@@ -20,9 +23,12 @@ pub mod event_loop;
 pub mod feeder;
 pub mod knobs;
 pub mod measure;
+pub mod net;
 pub mod record;
 pub mod schedule;
 pub mod sys;
+pub mod tcp_client;
+pub mod tcp_server;
 pub mod verify;
 pub mod wait;
 
@@ -31,6 +37,7 @@ use schedule::Schedule;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tcp_server::{TcpConfig, TcpOutcome, TcpServer};
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use wait::{Strategy, Waiter};
 
@@ -71,6 +78,9 @@ pub struct Config {
     pub feeder_cpu: Option<usize>,
     /// The `epoll_pwait2` call ([`sys::epoll_pwait2`]; a test injects another).
     pub pwait2: sys::Pwait2,
+    /// The TCP mode: keepalives on real connections from a client process, instead of
+    /// the feeder's socket.
+    pub tcp: Option<TcpConfig>,
 }
 
 /// What one live run found.
@@ -89,6 +99,13 @@ pub struct LiveRun {
     pub cut_at_tick: Option<u64>,
     /// Re-arms of the timerfd.
     pub rearms: u64,
+    /// The TCP mode's counts.
+    pub tcp: Option<TcpOutcome>,
+    /// The ticks the structure may fire a timer after its deadline, as declared (its
+    /// window; 0 for an exact one).
+    pub declared_late_ticks: u64,
+    /// The server process's peak resident set, in bytes, after the run.
+    pub peak_rss_bytes: u64,
 }
 
 /// The natural period of a walking structure, for `--wait tick` without `--period`:
@@ -108,7 +125,8 @@ pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
 /// Checks, before any run, what can be refused: the policy (in a throwaway thread, so
 /// this one keeps its own), the pins, the slack and the descriptor limit.
 pub fn preflight(config: &Config) -> Result<(), String> {
-    knobs::ensure_descriptors(DESCRIPTORS_NEEDED)?;
+    let connections = config.tcp.as_ref().map_or(0, |_| config.peak_pending);
+    knobs::ensure_descriptors(DESCRIPTORS_NEEDED + connections)?;
     if config.slack_ns == Some(0) {
         return Err(
             "--slack 0: the kernel reads 0 as \"reset to the default\"; the least \
@@ -157,64 +175,174 @@ impl QueueVisitor for LoopThread {
 
     fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) -> Self::Output {
         let LoopThread { config, schedule } = self;
+        // Started before the knobs, so that the client inherits neither the loop's pin
+        // nor its policy.
+        let server = match &config.tcp {
+            Some(tcp) => Some(TcpServer::start(
+                tcp,
+                schedule.clone(),
+                config.tick_ns,
+                config.feeder_cpu,
+            )?),
+            None => None,
+        };
         if let Some(cpu) = config.loop_cpu {
             knobs::pin(cpu, "--pin")?;
         }
         let slack_ns = knobs::apply_slack(config.slack_ns)?;
         config.policy.apply()?;
         let epoll = sys::Epoll::new().map_err(|e| format!("epoll_create1: {e}"))?;
-        let origin_ns = sys::now_ns() + LEAD_NS;
-        let mut waiter = Waiter::new(config.strategy, &epoll, origin_ns, config.pwait2)?;
-        let (loop_end, feeder_end) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
         let limit_tick = config.duration_ns / config.tick_ns;
         let cut_at_tick = (schedule.end_tick > limit_tick).then_some(limit_tick);
         let end_tick = schedule.end_tick.min(limit_tick);
         let count = schedule.arrivals_before(end_tick + u64::from(cut_at_tick.is_none()));
-        let end_ns = origin_ns + end_tick * config.tick_ns;
-        let stop = Arc::new(AtomicBool::new(false));
-        let feeder = feeder::spawn(
-            feeder::Feed {
-                schedule: schedule.clone(),
-                count,
-                origin_ns,
-                tick_ns: config.tick_ns,
-                end_ns,
-                cpu: config.feeder_cpu,
-            },
-            feeder_end,
-            stop.clone(),
-        );
-        let setup = event_loop::Setup {
-            schedule: &schedule,
-            origin_ns,
-            tick_ns: config.tick_ns,
-            workload_limit_ns: end_ns + config.max_behind_ns,
-            idle_ns: config.idle_ns,
-            max_behind_ns: config.max_behind_ns,
-        };
         let queue: Q = variant.build(config.peak_pending as usize);
-        let outcome = event_loop::run(queue, &setup, loop_end, &epoll, &mut waiter);
-        stop.store(true, Ordering::Relaxed);
-        // The loop's end of the socket is closed by now, so a feeder blocked on a full
-        // socket gets EPIPE and returns.
-        let _ = feeder.join();
-        let outcome = outcome.map_err(|e| format!("the event loop failed: {e}"))?;
+        let (outcome, tcp, rearms) = match server {
+            Some(server) => {
+                let tcp = config.tcp.as_ref().expect("a server has its config");
+                serve_tcp(
+                    queue,
+                    &config,
+                    &schedule,
+                    server,
+                    &epoll,
+                    tcp.ramp_ns,
+                    end_tick,
+                )?
+            }
+            None => feed_socket(queue, &config, &schedule, &epoll, count, end_tick)?,
+        };
         let span_ns = outcome.workload.wall_ns;
+        let baseline_span = config
+            .tcp
+            .as_ref()
+            .map_or(span_ns, |tcp| span_ns.min(tcp.baseline_limit_ns));
         let baseline = baseline::run(
             config.strategy,
             &outcome.wake_targets,
-            span_ns,
+            baseline_span,
             config.pwait2,
         )?;
         let verification = verify::verify::<Q>(variant, &outcome.log);
+        let declared_late_ticks = declared_late_ticks::<Q>(variant);
         Ok(LiveRun {
-            rearms: waiter.rearms,
+            rearms,
             outcome,
             baseline,
             verification,
             slack_ns,
             sent: count as u64,
             cut_at_tick,
+            tcp,
+            declared_late_ticks,
+            peak_rss_bytes: net::peak_rss_bytes(),
         })
+    }
+}
+
+/// Deadlines probed for [`declared_late_ticks`]: a ring's one-second hand at 1 ms ticks
+/// (1,000) and Netty's tick many times over.
+const LATE_PROBE_TICKS: u64 = 16_384;
+
+/// The most ticks after its deadline the structure declares it may fire a timer (its
+/// window's `late`, the most over the deadlines of the first [`LATE_PROBE_TICKS`] from a
+/// fresh structure); 0 for an exact one.
+fn declared_late_ticks<Q: TimerQueue<u64>>(variant: &Variant) -> u64 {
+    if variant.declarations().precision.is_exact() {
+        return 0;
+    }
+    let probe: Q = variant.build(0);
+    (1..=LATE_PROBE_TICKS)
+        .map(|deadline| probe.window(deadline).late)
+        .max()
+        .unwrap_or(0)
+}
+
+type Served = (event_loop::Outcome, Option<TcpOutcome>, u64);
+
+/// The loop fed by the feeder thread over a Unix socket pair.
+fn feed_socket<Q: TimerQueue<u64>>(
+    queue: Q,
+    config: &Config,
+    schedule: &Arc<Schedule>,
+    epoll: &sys::Epoll,
+    count: usize,
+    end_tick: u64,
+) -> Result<Served, String> {
+    let origin_ns = sys::now_ns() + LEAD_NS;
+    let mut waiter = Waiter::new(config.strategy, epoll, origin_ns, config.pwait2)?;
+    let (loop_end, feeder_end) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+    let end_ns = origin_ns + end_tick * config.tick_ns;
+    let stop = Arc::new(AtomicBool::new(false));
+    let feeder = feeder::spawn(
+        feeder::Feed {
+            schedule: schedule.clone(),
+            count,
+            origin_ns,
+            tick_ns: config.tick_ns,
+            end_ns,
+            cpu: config.feeder_cpu,
+        },
+        feeder_end,
+        stop.clone(),
+    );
+    let setup = setup(config, schedule, origin_ns, end_ns);
+    let input = feeder::FeederInput::new(loop_end);
+    let outcome = event_loop::run(queue, &setup, input, epoll, &mut waiter);
+    stop.store(true, Ordering::Relaxed);
+    // The loop's end of the socket is closed by now (the input was dropped with the
+    // outcome's error, or is dropped here), so a feeder blocked on a full socket gets
+    // EPIPE and returns.
+    let outcome = outcome.map(|(outcome, input)| {
+        drop(input);
+        outcome
+    });
+    let _ = feeder.join();
+    let outcome = outcome.map_err(|e| format!("the event loop failed: {e}"))?;
+    Ok((outcome, None, waiter.rearms))
+}
+
+/// The loop serving the client process's connections: the ramp, then the workload.
+fn serve_tcp<Q: TimerQueue<u64>>(
+    queue: Q,
+    config: &Config,
+    schedule: &Schedule,
+    mut server: TcpServer,
+    epoll: &sys::Epoll,
+    ramp_ns: u64,
+    end_tick: u64,
+) -> Result<Served, String> {
+    // Refused here, before the ramp, on a kernel without epoll_pwait2.
+    Waiter::new(
+        config.strategy,
+        &sys::Epoll::new().map_err(|e| e.to_string())?,
+        0,
+        config.pwait2,
+    )?;
+    // On failure the server is dropped, which stops the client.
+    server.ramp(epoll, ramp_ns)?;
+    let origin_ns = sys::now_ns() + LEAD_NS;
+    let mut waiter = Waiter::new(config.strategy, epoll, origin_ns, config.pwait2)?;
+    server.begin(origin_ns, end_tick)?;
+    let end_ns = origin_ns + end_tick * config.tick_ns;
+    let setup = setup(config, schedule, origin_ns, end_ns);
+    let (outcome, server) = event_loop::run(queue, &setup, server, epoll, &mut waiter)
+        .map_err(|e| format!("the event loop failed: {e}"))?;
+    Ok((outcome, Some(server.finish()), waiter.rearms))
+}
+
+fn setup<'a>(
+    config: &Config,
+    schedule: &'a Schedule,
+    origin_ns: u64,
+    end_ns: u64,
+) -> event_loop::Setup<'a> {
+    event_loop::Setup {
+        schedule,
+        origin_ns,
+        tick_ns: config.tick_ns,
+        workload_limit_ns: end_ns + config.max_behind_ns,
+        idle_ns: config.idle_ns,
+        max_behind_ns: config.max_behind_ns,
     }
 }

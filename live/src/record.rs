@@ -3,8 +3,9 @@
 
 use crate::measure::spread;
 use crate::schedule::Schedule;
+use crate::tcp_server::TcpOutcome;
 use crate::{Config, LiveRun};
-use timerbench_results::live::{Arrivals, LIVE_SCHEMA, LatenessParts, LiveRecord};
+use timerbench_results::live::{Arrivals, LIVE_SCHEMA, LatenessParts, LiveRecord, TcpFigures};
 
 /// Where the record was made, read once per command.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +71,18 @@ pub fn record(
             behind.max_ns as f64 / 1e6
         ));
     }
+    let tcp = run.tcp.as_ref().map(|tcp| tcp_figures(config, run, tcp));
+    if let Some(tcp) = &tcp {
+        if tcp.closed_wrongly > 0 {
+            reasons.push(format!(
+                "{} connections closed wrongly: they had sent a keepalive within the timeout",
+                tcp.closed_wrongly
+            ));
+        }
+        if let Some(exit) = &tcp.client_exit {
+            reasons.push(exit.clone());
+        }
+    }
     LiveRecord {
         schema: LIVE_SCHEMA,
         started: machine.started.clone(),
@@ -118,5 +131,43 @@ pub fn record(
         idle_phase: outcome.idle,
         timerfd_rearms: run.rearms,
         missed_ticks: outcome.missed_ticks,
+        tcp,
+    }
+}
+
+/// The TCP figures: a close is on time within the declared lateness (the structure's
+/// window, or a period for `tick` if longer) plus the baseline's p99.9.
+fn tcp_figures(config: &Config, run: &LiveRun, tcp: &TcpOutcome) -> TcpFigures {
+    // A tick-driven loop wakes at its period's boundaries, a walking structure fires at
+    // its own: the later of the two bounds a firing, not their sum.
+    let declared_ns =
+        (run.declared_late_ticks * config.tick_ns).max(config.strategy.period_ns().unwrap_or(0));
+    let allowance_ns = declared_ns + run.baseline.value_at_quantile(0.999);
+    let mut lateness = crate::measure::histogram();
+    for &late in &tcp.close_lateness {
+        crate::measure::note(&mut lateness, late);
+    }
+    TcpFigures {
+        connections: tcp.connections,
+        sources: tcp.sources,
+        ramp_ns: tcp.ramp_ns,
+        client_sent: tcp.client_sent,
+        client_refused: tcp.client_refused,
+        received: tcp.received,
+        closed: tcp.closed,
+        closed_on_time: tcp
+            .close_lateness
+            .iter()
+            .filter(|&&late| late <= allowance_ns)
+            .count() as u64,
+        on_time_allowance_ns: allowance_ns,
+        closed_wrongly: tcp.closed_wrongly,
+        rearmed: tcp.rearmed,
+        closed_by_client: tcp.closed_by_client,
+        open_at_end: tcp.open_at_end,
+        close_lateness: spread(&lateness),
+        server_peak_rss_bytes: run.peak_rss_bytes,
+        client_peak_rss_bytes: tcp.client_peak_rss_bytes,
+        client_exit: tcp.client_exit.clone(),
     }
 }

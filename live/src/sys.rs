@@ -236,6 +236,15 @@ impl TimerFd {
     }
 }
 
+/// Makes `fd` non-blocking (`O_NONBLOCK`), keeping its other status flags.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL takes no pointer.
+    let flags = check(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    // SAFETY: F_SETFL takes an integer.
+    check(unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) })?;
+    Ok(())
+}
+
 /// Sets the calling thread's timer slack (`PR_SET_TIMERSLACK`), in nanoseconds (0 means
 /// "the default" to the kernel, so the least settable is 1).
 pub fn set_timer_slack(ns: u64) -> io::Result<()> {

@@ -94,6 +94,8 @@ pub struct Waiter {
     /// Re-arms of the timerfd (a syscall each).
     pub rearms: u64,
     events: Vec<Event>,
+    /// How many of `events` the last wait filled.
+    ready: usize,
     pwait2: Pwait2,
 }
 
@@ -133,8 +135,17 @@ impl Waiter {
             armed_ns: None,
             rearms: 0,
             events,
+            ready: 0,
             pwait2,
         })
+    }
+
+    /// The tokens of the descriptors other than the timerfd that the last wait found ready.
+    pub fn ready_tokens(&self) -> impl Iterator<Item = u64> + '_ {
+        self.events[..self.ready]
+            .iter()
+            .map(|event| event.u64)
+            .filter(|&token| token != TIMER_TOKEN)
     }
 
     /// The strategy.
@@ -173,6 +184,7 @@ impl Waiter {
             }
         };
         let returned_ns = sys::now_ns();
+        self.ready = ready;
         let mut woken = Woken {
             returned_ns,
             ..Woken::default()

@@ -58,6 +58,7 @@ fn config(strategy: Strategy, variant: &str, peak_pending: u64) -> Config {
         loop_cpu: None,
         feeder_cpu: None,
         pwait2: sys::epoll_pwait2,
+        tcp: None,
     }
 }
 

@@ -11,8 +11,13 @@ use std::path::Path;
 /// The file a live run writes in its folder.
 pub const LIVE_FILE: &str = "live.jsonl";
 
-/// The version of the live record this build writes and reads.
-pub const LIVE_SCHEMA: u32 = 1;
+/// The version of the live record this build writes; it reads this one and the ones
+/// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
+/// record, which reads as `None`.
+pub const LIVE_SCHEMA: u32 = 2;
+
+/// The oldest live record version this build reads.
+pub const OLDEST_LIVE_SCHEMA: u32 = 1;
 
 /// `p50`, `p99`, `p99.9` and `max` of a set of durations, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +91,47 @@ pub struct Arrivals {
     pub behind: Spread,
 }
 
+/// The TCP mode's figures (`timerbench live --tcp`): keepalives on real connections from a
+/// client process, each connection closed when its idle timer fires.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpFigures {
+    /// Connections the client opened (one timer each).
+    pub connections: u64,
+    /// Loopback source addresses they came from (127.0.0.2 on).
+    pub sources: u64,
+    /// The ramp: from the client's start to the last connection identified.
+    pub ramp_ns: u64,
+    /// Keepalives the client sent.
+    pub client_sent: u64,
+    /// Keepalives the client could not send: the server had closed the connection.
+    pub client_refused: u64,
+    /// Keepalives the server read.
+    pub received: u64,
+    /// Connections closed because their timer fired.
+    pub closed: u64,
+    /// Of those, closed within `on_time_allowance_ns` after the deadline.
+    pub closed_on_time: u64,
+    /// The structure's declared lateness (its window, or a period for `tick` if longer)
+    /// plus the baseline's p99.9.
+    pub on_time_allowance_ns: u64,
+    /// Closed although the connection had sent a keepalive within the timeout: 0.
+    pub closed_wrongly: u64,
+    /// Timers that fired with a keepalive unread on their connection: re-armed, not closed.
+    pub rearmed: u64,
+    /// Connections the client closed itself (it died).
+    pub closed_by_client: u64,
+    /// Connections still open when the workload phase ended (closed then).
+    pub open_at_end: u64,
+    /// Each close's time after its timer's deadline.
+    pub close_lateness: Spread,
+    /// The server process's peak resident set (VmHWM), bytes.
+    pub server_peak_rss_bytes: u64,
+    /// The client process's peak resident set (VmHWM), bytes; 0 if it never reported.
+    pub client_peak_rss_bytes: u64,
+    /// How the client process ended, when not cleanly.
+    pub client_exit: Option<String>,
+}
+
 /// One live run: one implementation, one wait strategy, one workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LiveRecord {
@@ -151,6 +197,10 @@ pub struct LiveRecord {
     pub timerfd_rearms: u64,
     /// Periods the `tick` loop missed (expirations read beyond one per wakeup).
     pub missed_ticks: u64,
+    /// The TCP mode's figures; `None` for a run fed over the socket pair (and in every
+    /// version-1 record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpFigures>,
 }
 
 /// Appends `record` as one line to `folder/live.jsonl`, creating both if needed.
@@ -183,9 +233,10 @@ pub fn read_live(path: &Path) -> anyhow::Result<Vec<LiveRecord>> {
         let value: serde_json::Value =
             serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
         match value.get("schema").and_then(|s| s.as_u64()) {
-            Some(v) if v == u64::from(LIVE_SCHEMA) => {}
+            Some(v) if (u64::from(OLDEST_LIVE_SCHEMA)..=u64::from(LIVE_SCHEMA)).contains(&v) => {}
             Some(v) => anyhow::bail!(
-                "{}: live schema version {v}; this timerbench reads {LIVE_SCHEMA}",
+                "{}: live schema version {v}; this timerbench reads {OLDEST_LIVE_SCHEMA} to \
+                 {LIVE_SCHEMA}",
                 at()
             ),
             None => anyhow::bail!("{}: no `schema`: not a timerbench live record", at()),
@@ -235,6 +286,7 @@ mod tests {
             idle_phase: Usage::default(),
             timerfd_rearms: 0,
             missed_ticks: 0,
+            tcp: None,
         }
     }
 
@@ -246,15 +298,40 @@ mod tests {
         let path = folder.path().join(LIVE_FILE);
         assert_eq!(read_live(&path).unwrap(), vec![record(), record()]);
         let newer = serde_json::to_string(&LiveRecord {
-            schema: 2,
+            schema: LIVE_SCHEMA + 1,
             ..record()
         })
         .unwrap();
         std::fs::write(&path, format!("{newer}\n")).unwrap();
         let error = read_live(&path).unwrap_err().to_string();
+        let expected = format!("live.jsonl:1: live schema version {}", LIVE_SCHEMA + 1);
+        assert!(error.contains(&expected), "{error}");
+    }
+
+    #[test]
+    fn a_version_1_record_reads_without_tcp_and_a_tcp_record_round_trips() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(LIVE_FILE);
+        let mut old = serde_json::to_value(record()).unwrap();
+        old["schema"] = 1.into();
         assert!(
-            error.contains("live.jsonl:1: live schema version 2"),
-            "{error}"
+            old.get("tcp").is_none(),
+            "no `tcp` key for a run without it"
         );
+        std::fs::write(&path, format!("{old}\n")).unwrap();
+        let read = read_live(&path).unwrap();
+        assert_eq!((read[0].schema, read[0].tcp.is_none()), (1, true));
+        let tcp = LiveRecord {
+            tcp: Some(TcpFigures {
+                connections: 50,
+                closed: 12,
+                client_exit: Some("signal 9".into()),
+                ..TcpFigures::default()
+            }),
+            ..record()
+        };
+        std::fs::remove_file(&path).unwrap();
+        append_live(folder.path(), &tcp).unwrap();
+        assert_eq!(read_live(&path).unwrap(), vec![tcp]);
     }
 }

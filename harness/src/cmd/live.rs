@@ -2,6 +2,7 @@
 //! each wait strategy, with the bare baseline beside it (the driver is the
 //! `timerbench-live` crate; `docs/live.md` says how to read it).
 
+use crate::cmd::live_tcp;
 use crate::table::Table;
 use anyhow::{anyhow, bail};
 use std::path::PathBuf;
@@ -28,23 +29,20 @@ pub struct Args {
     implementations: Vec<Variant>,
     /// Wait strategies, comma-separated: `pwait2` (epoll_pwait2, ns timeout), `wait`
     /// (epoll_wait, ms rounded up), `timerfd` (absolute timerfd at the next deadline),
-    /// `tick` (a periodic timerfd every --period, whatever is pending).
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "pwait2,wait,timerfd,tick",
-        value_delimiter = ','
-    )]
-    wait: Vec<String>,
+    /// `tick` (a periodic timerfd every --period, whatever is pending). Default: all four;
+    /// `pwait2` with --tcp.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    wait: Option<Vec<String>>,
     /// The workload family (see `timerbench list`). Default: keepalive at 10,000
     /// connections with a 2 s timeout and a fifth of them silent, so that timers fire
     /// within the default --duration.
     #[arg(long, value_name = "FAMILY", conflicts_with = "file")]
     workload: Option<String>,
-    /// The family's size (with --workload).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
-    timers: u64,
-    /// The family's --ops (with --workload).
+    /// The family's size (with --workload): default 10,000; with --tcp the connections,
+    /// default 100,000.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    timers: Option<u64>,
+    /// The family's --ops (with --workload; with --tcp, default: the --duration in ticks).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     ops: Option<u64>,
     /// A family parameter, KEY=VALUE (repeatable, with --workload).
@@ -65,9 +63,9 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration)]
     period: Option<u64>,
     /// The longest the workload phase may last; a longer workload is cut there (and the
-    /// record says so).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    duration: u64,
+    /// record says so). Default 10s; 45s with --tcp.
+    #[arg(long, value_parser = parse_duration)]
+    duration: Option<u64>,
     /// The idle phase after the workload (every timer stopped, nothing arriving).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     idle: u64,
@@ -86,7 +84,8 @@ pub struct Args {
     /// Pin the loop thread to this CPU.
     #[arg(long, value_name = "CPU")]
     pin: Option<usize>,
-    /// Pin the feeder thread to this CPU (default with --pin: another CPU, if any).
+    /// Pin the feeder thread (with --tcp: the client process) to this CPU (default with
+    /// --pin: another CPU, if any).
     #[arg(long, value_name = "CPU")]
     feeder_cpu: Option<usize>,
     /// The folder for live.jsonl (default: results/live-<date>-<host>-<git rev>).
@@ -94,9 +93,44 @@ pub struct Args {
     out: Option<PathBuf>,
     /// The CI smoke: a one-second keepalive through hierarchical-wheel with each wait
     /// strategy and netty-wheel:tick=10 ticking; fails unless every run verifies with no
-    /// early firing (about 15 s; other flags but --out are ignored).
+    /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
+    /// 500 connections for 2 s, hierarchical-wheel with pwait2 and netty-wheel:tick=10
+    /// ticking (about 10 s).
     #[arg(long)]
     smoke: bool,
+    /// The keepalive server for real: a client process opens the connections (--timers,
+    /// default 100,000) to the loop on 127.0.0.1 and sends the keepalive family's messages
+    /// at their times; each connection's idle timer closes it. Raises the descriptor
+    /// limits (both, as root) in both processes. Loopback only.
+    #[arg(long, conflicts_with = "file")]
+    tcp: bool,
+    /// The server's port on 127.0.0.1 with --tcp (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// The longest the client may take to open every connection, with --tcp.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    ramp: u64,
+}
+
+impl Args {
+    fn duration_ns(&self) -> u64 {
+        match (self.duration, self.tcp, self.smoke) {
+            (_, true, true) => live_tcp::SMOKE_DURATION_NS,
+            (Some(ns), _, _) => ns,
+            (None, true, false) => live_tcp::DEFAULT_DURATION_NS,
+            (None, false, _) => 10_000_000_000,
+        }
+    }
+
+    fn waits(&self) -> Vec<String> {
+        match &self.wait {
+            Some(waits) => waits.clone(),
+            None if self.tcp => vec![live_tcp::DEFAULT_WAIT.to_string()],
+            None => ["pwait2", "wait", "timerfd", "tick"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
 }
 
 fn parse_param(text: &str) -> Result<(String, String), String> {
@@ -153,7 +187,12 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
     if args.smoke {
         let wheel = Variant::parse("hierarchical-wheel").map_err(|e| anyhow!(e))?;
         let netty = Variant::parse("netty-wheel:tick=10").map_err(|e| anyhow!(e))?;
-        let mut plans: Vec<Plan> = ["pwait2", "wait", "timerfd", "tick"]
+        let waits: &[&str] = if args.tcp {
+            &["pwait2"]
+        } else {
+            &["pwait2", "wait", "timerfd", "tick"]
+        };
+        let mut plans: Vec<Plan> = waits
             .iter()
             .map(|name| {
                 Ok(Plan {
@@ -170,7 +209,7 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
     }
     let mut plans = Vec::new();
     for variant in &args.implementations {
-        for name in &args.wait {
+        for name in &args.waits() {
             plans.push(Plan {
                 strategy: strategy(name.trim(), variant, args)?,
                 variant: variant.clone(),
@@ -186,7 +225,13 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
         let program = load(path)?;
         return Ok((path.display().to_string(), program));
     }
-    let (family, spec) = if args.smoke {
+    let (family, spec) = if args.tcp {
+        let ticks = args.ops.unwrap_or(args.duration_ns() / args.tick);
+        let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
+        let spec =
+            live_tcp::keepalive_spec(args.smoke, connections, ticks, args.seed, &args.params);
+        ("keepalive".to_string(), spec)
+    } else if args.smoke {
         let params = [("timeout", "200"), ("rate", "1000"), ("idle", "0.2")];
         let spec = GenSpec {
             timers: 200,
@@ -200,7 +245,7 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
         ("keepalive".to_string(), spec)
     } else if let Some(family) = &args.workload {
         let spec = GenSpec {
-            timers: args.timers,
+            timers: args.timers.unwrap_or(10_000),
             ops: args.ops,
             seed: args.seed,
             params: args.params.clone(),
@@ -209,7 +254,7 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
     } else {
         let params = [("timeout", "2000"), ("idle", "0.2")];
         let spec = GenSpec {
-            timers: args.timers,
+            timers: args.timers.unwrap_or(10_000),
             ops: args.ops,
             seed: args.seed,
             params: params
@@ -226,19 +271,27 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
     Ok((name, program))
 }
 
-fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> Config {
+fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Result<Config> {
     let smoke = args.smoke;
     let feeder_cpu = args.feeder_cpu.or_else(|| {
         let loop_cpu = args.pin?;
         sys::available_cpus().into_iter().find(|&c| c != loop_cpu)
     });
-    Config {
+    let tcp = match args.tcp {
+        true => Some(live_tcp::config(args.port, args.ramp)?),
+        false => None,
+    };
+    Ok(Config {
         variant: plan.variant.clone(),
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },
         strategy: plan.strategy,
-        duration_ns: if smoke { 2_000_000_000 } else { args.duration },
+        duration_ns: if smoke && !args.tcp {
+            2_000_000_000
+        } else {
+            args.duration_ns()
+        },
         idle_ns: if smoke { 300_000_000 } else { args.idle },
         max_behind_ns: if smoke {
             1_000_000_000
@@ -250,10 +303,25 @@ fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> Config {
         loop_cpu: if smoke { None } else { args.pin },
         feeder_cpu: if smoke { None } else { feeder_cpu },
         pwait2: sys::epoll_pwait2,
-    }
+        tcp,
+    })
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.tcp && !args.smoke {
+        if let Some(family) = args.workload.as_deref().filter(|f| *f != "keepalive") {
+            bail!(
+                "--tcp --workload {family}: the TCP mode replays the keepalive family (a \
+                 message per keepalive on its connection)"
+            );
+        }
+        // Before the workload is generated: a limit that cannot be raised is refused at once.
+        let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
+        timerbench_live::knobs::ensure_descriptors(
+            connections + timerbench_live::DESCRIPTORS_NEEDED,
+        )
+        .map_err(|e| anyhow!(e))?;
+    }
     let (name, program) = workload(args)?;
     let plans = plans(args)?;
     for plan in &plans {
@@ -270,7 +338,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let configs: Vec<Config> = plans
         .iter()
         .map(|plan| config(args, plan, &name, &program))
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     for config in &configs {
         timerbench_live::preflight(config).map_err(|e| anyhow!(e))?;
     }
@@ -321,6 +389,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         records.push(record);
     }
     println!("{}", table(&records).render("  "));
+    if let Some(tcp) = live_tcp::table(&records) {
+        println!("{}", tcp.render("  "));
+        println!(
+            "  TCP: keepalives the client sent / the server read; closes on time (within the \
+             declared lateness plus the baseline's p99.9) and wrongly (a keepalive sent \
+             within the timeout); peak RSS of the server and the client"
+        );
+    }
     println!(
         "  lateness and baseline: p50/p99/p99.9/max in µs; wakeups per second (total/useless); \
          written to {}",
@@ -328,7 +404,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let failed: Vec<&LiveRecord> = records
         .iter()
-        .filter(|r| r.status != "verified" || (r.precision == "exact" && r.lateness.early > 0))
+        .filter(|r| {
+            r.status != "verified"
+                || (r.precision == "exact" && r.lateness.early > 0)
+                || live_tcp::failure(r).is_some()
+        })
         .collect();
     if failed.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -338,14 +418,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "timerbench: {} with {}: {} ({} early firings)",
             record.implementation,
             record.wait,
-            record
-                .reasons
-                .first()
-                .map_or("early firings", String::as_str),
+            live_tcp::failure(record)
+                .or_else(|| record.reasons.first().cloned())
+                .unwrap_or_else(|| "early firings".into()),
             record.lateness.early
         );
     }
-    bail!("a live run did not verify, or an exact structure fired early (see above)")
+    bail!(
+        "a live run did not verify, an exact structure fired early, or a TCP run closed a \
+         connection wrongly or lost its client (see above)"
+    )
 }
 
 fn micros(spread: &Spread) -> String {

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod import;
 pub mod list;
 pub mod live;
+pub mod live_tcp;
 pub mod rank;
 pub mod replay;
 pub mod report;

@@ -1,0 +1,129 @@
+//! `timerbench live --tcp` end to end: a client process, real connections on loopback,
+//! a timer per connection. Small runs (50 connections, about 3 s each) that assert what
+//! holds under any load: no connection closed wrongly, every silent connection closed,
+//! the firings verified; and the failures (a port taken, a client that dies, a limit that
+//! cannot be raised) as one message and a non-zero exit.
+
+mod support;
+
+use std::path::Path;
+use support::{assert_fails_with, text, timerbench_in};
+use timerbench_results::live::{LIVE_FILE, LiveRecord, read_live};
+
+/// A tiny TCP run: 50 connections, a 300 ms timeout, 1.5 s of keepalives.
+const TINY: &[&str] = &[
+    "live",
+    "--tcp",
+    "--timers",
+    "50",
+    "--param",
+    "timeout=300",
+    "--duration",
+    "1500ms",
+    "--idle",
+    "100ms",
+    "--impl",
+    "hierarchical-wheel",
+];
+
+fn tiny_run(extra: &[&str], folder: &Path) -> std::process::Output {
+    let mut args = TINY.to_vec();
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", "out"]);
+    timerbench_in(&args, folder)
+}
+
+fn records(folder: &Path) -> Vec<LiveRecord> {
+    read_live(&folder.join("out").join(LIVE_FILE)).unwrap()
+}
+
+#[test]
+fn silent_connections_all_close_on_their_timers_and_none_wrongly() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = tiny_run(
+        &["--param", "idle=1", "--wait", "pwait2,tick"],
+        folder.path(),
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        assert_eq!(record.status, "verified", "{:?}", record.reasons);
+        let tcp = record.tcp.as_ref().expect("a TCP record");
+        assert_eq!(tcp.connections, 50);
+        // Every connection is silent: each times out within the 300 ms timeout.
+        assert_eq!((tcp.closed, tcp.open_at_end, tcp.received), (50, 0, 0));
+        assert_eq!(tcp.closed_wrongly, 0);
+        assert_eq!(record.firings, 50);
+        assert_eq!(tcp.close_lateness.count, 50);
+        assert!(tcp.server_peak_rss_bytes > 0 && tcp.client_peak_rss_bytes > 0);
+        assert_eq!(tcp.client_exit, None);
+    }
+}
+
+#[test]
+fn keepalives_refresh_their_connections_and_none_closes_wrongly() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = tiny_run(&["--param", "rate=200", "--wait", "pwait2"], folder.path());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "verified", "{:?}", record.reasons);
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert!(tcp.client_sent > 0, "the client sent keepalives");
+    // A keepalive the client sends late, after its connection was closed on time, is sent
+    // and never read; under load some are.
+    assert!(tcp.received > 0 && tcp.received <= tcp.client_sent);
+    assert_eq!(tcp.closed_wrongly, 0);
+    assert_eq!(tcp.closed_by_client, 0);
+    // Each connection was closed by its timer or at the end, once.
+    assert_eq!(tcp.closed + tcp.open_at_end, tcp.connections);
+    assert_eq!(record.firings, tcp.closed + tcp.rearmed);
+    assert_eq!(record.arrivals.applied, tcp.received);
+}
+
+#[test]
+fn a_port_taken_is_one_message() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let folder = tempfile::tempdir().unwrap();
+    let output = tiny_run(&["--port", &port], folder.path());
+    assert_fails_with(&output, &format!("cannot listen on 127.0.0.1:{port}"));
+}
+
+#[test]
+fn a_client_that_dies_is_one_message_and_a_recorded_reason() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut args = TINY.to_vec();
+    args.extend_from_slice(&["--param", "rate=200", "--wait", "pwait2", "--out", "out"]);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_timerbench"))
+        .args(&args)
+        .current_dir(folder.path())
+        .env(timerbench_live::tcp_client::EXIT_AFTER_ENV, "3")
+        .output()
+        .unwrap();
+    assert_fails_with(&output, "the TCP client process died");
+    let record = &records(folder.path())[0];
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert!(tcp.client_exit.as_deref().unwrap().contains("died"));
+    assert!(record.reasons.iter().any(|r| r.contains("died")));
+    assert!(
+        record.cut_at_tick.is_some(),
+        "the workload phase stopped there"
+    );
+}
+
+#[test]
+fn bad_tcp_flags_and_limits_are_one_message_before_anything_runs() {
+    let folder = tempfile::tempdir().unwrap();
+    let hold = timerbench_in(
+        &["live", "--tcp", "--timers", "5", "--workload", "hold"],
+        folder.path(),
+    );
+    assert_fails_with(&hold, "the TCP mode replays the keepalive family");
+    // More descriptors than the kernel allows any process (fs.nr_open): refused at once.
+    let huge = timerbench_in(&["live", "--tcp", "--timers", "2000000000"], folder.path());
+    assert_fails_with(&huge, "open descriptors, but the hard limit is");
+    let file = timerbench_in(&["live", "--tcp", "--file", "w.tw"], folder.path());
+    assert_fails_with(&file, "--file");
+    assert!(!folder.path().join("results").exists());
+}
