@@ -12,6 +12,7 @@ use super::Context;
 use super::charts::scoped_figure;
 use super::format::slug;
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
+use crate::figures::thousands;
 use crate::live::{LiveSource, micros, per_second, spread_curve, wait_index, wait_label};
 use crate::style::{Dash, LineStyle, Marker, PALETTE, nth};
 use maud::{Markup, html};
@@ -132,8 +133,9 @@ fn policy(record: &LiveRecord) -> String {
     }
 }
 
-/// One row per record.
+/// One row per record; the TCP mode's columns when any record has them.
 fn table(records: &[&LiveRecord]) -> Markup {
+    let tcp = records.iter().any(|r| r.tcp.is_some());
     html! {
         div.scroll {
             table.cells.live {
@@ -143,6 +145,7 @@ fn table(records: &[&LiveRecord]) -> Markup {
                     th.sep colspan="4" { "bare loop, µs" }
                     th.sep colspan="2" { "wakeups/s" }
                     th.sep colspan="2" {}
+                    @if tcp { th.sep colspan="5" { "TCP connections" } }
                 }
                 tr {
                     th { "Structure" }
@@ -155,14 +158,26 @@ fn table(records: &[&LiveRecord]) -> Markup {
                     th.num.sep { "all" } th.num title="no timer fired, no I/O" { "useless" }
                     th.num.sep title="the loop thread's CPU time per wall second" { "CPU ms/s" }
                     th.num title="wakeups per second with nothing pending" { "idle wakeups/s" }
+                    @if tcp {
+                        th.num.sep { "opened" }
+                        th.num title="closed within the structure's declared lateness plus the \
+                                      bare loop's p99.9, of those closed by their timer" {
+                            "closed on time"
+                        }
+                        th.num title="closed although a keepalive came within the timeout" {
+                            "closed wrongly"
+                        }
+                        th.num title="the server process's peak resident set" { "server MiB" }
+                        th.num title="the client process's peak resident set" { "client MiB" }
+                    }
                 }
-                @for record in records { (row(record)) }
+                @for record in records { (row(record, tcp)) }
             }
         }
     }
 }
 
-fn row(record: &LiveRecord) -> Markup {
+fn row(record: &LiveRecord, tcp: bool) -> Markup {
     let lateness = &record.lateness.total;
     let spread = |s: &timerbench_results::live::Spread| {
         [s.p50_ns, s.p99_ns, s.p999_ns, s.max_ns].map(|ns| {
@@ -189,6 +204,24 @@ fn row(record: &LiveRecord) -> Markup {
             td.num { (per_second(phase.useless_per_second)) }
             td.num.sep { (format!("{:.2}", phase.cpu_ms_per_second)) }
             td.num { (per_second(record.idle_phase.wakeups_per_second)) }
+            @if tcp { (tcp_cells(record)) }
+        }
+    }
+}
+
+/// The TCP mode's figures of a row (dashes for a run fed over the socket pair).
+fn tcp_cells(record: &LiveRecord) -> Markup {
+    let mib = |bytes: u64| format!("{:.1}", bytes as f64 / f64::from(1 << 20));
+    html! {
+        @match &record.tcp {
+            Some(tcp) => {
+                td.num.sep { (thousands(tcp.connections)) }
+                td.num { (thousands(tcp.closed_on_time)) " of " (thousands(tcp.closed)) }
+                td.num { (thousands(tcp.closed_wrongly)) }
+                td.num { (mib(tcp.server_peak_rss_bytes)) }
+                td.num { (mib(tcp.client_peak_rss_bytes)) }
+            }
+            None => { td.num.sep { "–" } td.num { "–" } td.num { "–" } td.num { "–" } td.num { "–" } }
         }
     }
 }

@@ -242,6 +242,10 @@ fn the_live_section_shows_each_run_beside_its_bare_loop() {
     );
     assert!(netty.contains("<span class=\"badge unverified\">unverified</span>"));
     assert!(section.contains("timer 7 fired at tick 12, the model at tick 11"));
+    assert!(
+        !section.contains("TCP connections"),
+        "no TCP run, no TCP columns"
+    );
 
     // A lateness chart per structure, and CPU against wakeups; lines in the live scopes.
     let id = "chart-live-1-keepalive-200";
@@ -415,5 +419,50 @@ fn a_missing_folder_or_a_malformed_line_names_it_and_writes_nothing() {
             "threads.jsonl:2: owner around binary-heap at 1 threads: the `start` histogram of producer 1"
         ),
         "{error}"
+    );
+}
+
+#[test]
+fn a_tcp_run_shows_its_connections_closes_and_both_processes_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, live) = (dir.path().join("run"), dir.path().join("live"));
+    write_run(&run, "alpha", 1.0);
+    let mut tcp =
+        serde_json::to_value(live_record("ring-buckets", "pwait2", 1, "verified")).unwrap();
+    tcp["tcp"] = serde_json::json!({
+        "connections": 500, "sources": 1, "ramp_ns": 1_000_000, "client_sent": 4_000,
+        "client_refused": 0, "received": 4_000, "closed": 120, "closed_on_time": 118,
+        "on_time_allowance_ns": 1_000_000_000u64, "closed_wrongly": 0, "rearmed": 3,
+        "closed_by_client": 0, "open_at_end": 380, "close_lateness": spread(120, 1, 2, 3, 4),
+        "server_peak_rss_bytes": 12u64 << 20, "client_peak_rss_bytes": 3u64 << 19,
+        "client_exit": null,
+    });
+    let tcp: LiveRecord = serde_json::from_value(tcp).unwrap();
+    write_live(
+        &live,
+        &[tcp, live_record("binary-heap", "pwait2", 1, "verified")],
+    );
+    let output = dir.path().join("report.html");
+    let extras = Extras {
+        live: vec![live],
+        threads: Vec::new(),
+    };
+    write_report_with(&[run], &extras, &output, None, &catalog()).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let section = section(&html, "live");
+    assert!(section.contains("TCP connections"));
+    let figures = numbers(row(
+        section,
+        "data-structure=\"ring-buckets\" data-wait=\"pwait2\"",
+    ));
+    assert_eq!(figures[14..], ["500", "118 of 120", "0", "12.0", "1.5"]);
+    let figures = numbers(row(
+        section,
+        "data-structure=\"binary-heap\" data-wait=\"pwait2\"",
+    ));
+    assert_eq!(
+        figures[14..],
+        ["–", "–", "–", "–", "–"],
+        "fed over the socket pair"
     );
 }
