@@ -74,8 +74,8 @@ pub struct LiveSource {
     pub quick_idle: Option<String>,
     /// `--slack` in ns (default: leave the thread's).
     pub slack: Option<u64>,
-    /// How operations arrive: `socketpair` (the default, no flag) or another transport
-    /// `timerbench live --transport` takes.
+    /// How operations arrive: `socketpair` (the default, no flag) or `tcp` (`timerbench
+    /// live --tcp`: real connections from a client process on loopback).
     pub transport: Option<String>,
 }
 
@@ -272,7 +272,11 @@ impl LiveSource {
             .as_deref()
             .filter(|t| *t != DEFAULT_TRANSPORT)
         {
-            words.extend(["--transport".into(), transport.to_string()]);
+            // `timerbench live` names its one other transport by a flag of its own.
+            match transport {
+                "tcp" => words.push("--tcp".into()),
+                other => words.extend(["--transport".into(), other.to_string()]),
+            }
         }
         words.extend(["--out".into(), out.display().to_string()]);
         words

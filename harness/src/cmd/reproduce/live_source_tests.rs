@@ -40,6 +40,7 @@ fn record(implementation: &str, wait: &str) -> LiveRecord {
         idle_phase: Usage::default(),
         timerfd_rearms: 0,
         missed_ticks: 0,
+        tcp: None,
     }
 }
 
@@ -177,7 +178,11 @@ fn the_words_are_live_flags_and_a_transport_is_passed_on() {
     let line = tcp
         .words(("binary-heap", "pwait2"), 100, true, Path::new("out"))
         .join(" ");
-    assert!(line.contains("--transport tcp"), "{line}");
+    assert!(line.contains("--tcp"), "{line}");
+    assert!(
+        LiveCommand::try_parse_from(line.split(' ')).is_ok(),
+        "{line}"
+    );
 }
 
 #[test]
