@@ -49,7 +49,7 @@
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
 //! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
-//! | `advance`, per occupied slot | O(1): the ring's next slot by at most three `trailing_zeros`, the levels' by two; the list is taken whole |
+//! | `advance`, per occupied slot | O(1): the ring's next slot by one or two `trailing_zeros` (the clock's word, else the summary word then a word), the levels' by two; the list is taken whole |
 //! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
 //! | `advance`, timers started in the past | O(k log k) for k of them: a merge sort of their list, in place |
 //! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earlier of the ring's next slot (exact) and the levels' earliest slot start (a lower bound); at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
