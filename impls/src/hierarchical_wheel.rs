@@ -1,5 +1,6 @@
-//! `hierarchical-wheel`: levels of 64 slots with 64-bit occupancy bitmaps; entries cascade
-//! down a level as their slot comes due, and 11 levels cover all of `u64`.
+//! `hierarchical-wheel`: a ring of 4,096 one-tick slots for the deadlines less than 4,096
+//! ticks ahead, and above it levels of 64 slots with 64-bit occupancy bitmaps; a far entry
+//! cascades down a level as its slot comes due, and 9 levels cover the rest of `u64`.
 //!
 //! # The idea
 //!
@@ -7,13 +8,23 @@
 //! into digits and keep a wheel per digit, like the hands of a clock. A far timer sits in a
 //! coarse wheel; when the clock reaches its coarse slot it is re-filed (cascaded) into a
 //! finer wheel, until it reaches the finest wheel, where a slot is one tick and everything
-//! in it fires. The geometry is tokio's runtime timer (`tokio/src/runtime/time/wheel`): six
-//! bits per level, so a level is 64 slots and its occupancy fits in one `u64`, the level of a
-//! deadline comes from `now ^ deadline`, and a slot is taken out whole before its entries
-//! are re-filed. Linux's timer wheel (`kernel/time/timer.c`) uses the same bitmap-per-level
-//! search to find the next pending bucket without walking empty ticks. Unlike tokio (six
-//! levels and a capped top level) this wheel has 11 levels, the last one holding the top
-//! four bits, so every `u64` deadline has an exact home and no overflow list is needed.
+//! in it fires.
+//!
+//! The finest wheel is Linux's `tv1` from before 4.8 (`kernel/time/timer.c`,
+//! `internal_add_timer`): a ring indexed by the deadline's low bits that takes every
+//! deadline less than its size ahead of the clock, aligned or not, so that a timer that
+//! short is filed once and fired from where it was filed. Here the ring has 4,096 slots (12
+//! bits: `hashed-wheel`'s default size), found by a 64-word bitmap and a summary word.
+//! With slots of 64 ticks at the bottom instead (tokio's geometry), a hold workload of mean
+//! delay 1,000 filed most timers one level up and walked each of them twice, once to
+//! re-file it and once to fire it, over entries scattered through the arena.
+//!
+//! The levels above are tokio's runtime timer (`tokio/src/runtime/time/wheel`), aligned:
+//! six bits per level, so a level is 64 slots and its occupancy fits in one `u64`, the
+//! level of a deadline comes from `now ^ deadline`, and a slot is taken out whole before its
+//! entries are re-filed. They are numbered by the 6-bit digit they resolve, 2 to 10 (the
+//! ring covers the first two digits' span), the last one holding the top four bits, so
+//! every `u64` deadline has an exact home and no overflow list is needed.
 //!
 //! # One timer entry
 //!
@@ -24,36 +35,44 @@
 //! | `deadline` | 8 |
 //! | `value` | 8 |
 //! | `prev` in the entry's list | 4 |
-//! | `home`: the list the entry is on (`level * 64 + slot`, or the due list) | 4 |
+//! | `home`: the list the entry is on (a ring slot, a level's slot, or the due list) | 4 |
 //! | **total** | **32** |
 //!
-//! The fixed part: 11 × 64 `u32` slot heads (2816 bytes) and 11 occupancy words.
+//! The fixed part: 4,096 ring heads and 9 × 64 level heads (`u32`, 18,688 bytes), 64 ring
+//! occupancy words and a summary word, 11 level occupancy words.
 //!
-//! # Costs (n pending timers, L = 11 levels)
+//! # Costs (n pending timers, L = 10: the ring and 9 levels)
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | `start` | O(1): one `leading_zeros` picks the level, the entry goes into the arena with its list links written, set a bit |
+//! | `start` | O(1): a subtraction picks the ring (the deadline's low 12 bits are its slot), else one `leading_zeros` picks the level; the entry goes into the arena with its list links written, set a bit |
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
 //! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
-//! | `advance`, per occupied slot | O(1): two `trailing_zeros` find it, the list is taken whole |
-//! | `advance`, per fired timer | O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
+//! | `advance`, per occupied slot | O(1): the ring's next slot by one or two `trailing_zeros` (the clock's word, else the summary word then a word), the levels' by two; the list is taken whole |
+//! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
 //! | `advance`, timers started in the past | O(k log k) for k of them: a merge sort of their list, in place |
-//! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earliest slot's start by two `trailing_zeros` (exact at level 0, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer) |
+//! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earlier of the ring's next slot (exact) and the levels' earliest slot start (a lower bound); at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
 //! # Empty time
 //!
-//! One bit per slot says whether it holds anything, and one bit per level says whether the
-//! level holds anything. The earliest occupied slot is the lowest set bit of the lowest
-//! occupied level (see [`HierarchicalWheel`] for why no wrap-around search is needed), so
-//! `advance` jumps from occupied slot to occupied slot and a jump of 2^40 ticks over a few
-//! timers costs a few dozen steps.
+//! One bit per slot says whether it holds anything, one bit per ring word whether that word
+//! has a bit set, and one bit per level whether the level holds anything. The ring's next
+//! slot is the first set bit at or after the clock's position, going round once; the
+//! levels' earliest slot is the lowest set bit of the lowest occupied level (see
+//! [`HierarchicalWheel`] for why no wrap-around search is needed there). So `advance` jumps
+//! from occupied slot to occupied slot and a jump of 2^40 ticks over a few timers costs a
+//! few dozen steps.
+//!
+//! # Precision
+//!
+//! Exact: a ring slot holds one deadline, and a level's slot is re-filed at its first tick,
+//! before any of its deadlines.
 //!
 //! # Code
 //!
-//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`](crate::wheel_core)'s,
-//! shared with `incremental-wheel`; this file files, unlinks, cascades and searches.
+//! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`]'s, shared with
+//! `incremental-wheel`; this file files, unlinks, cascades and searches.
 //!
 //! # Timers started in the past
 //!
@@ -61,60 +80,150 @@
 //! ([`crate::due_list`]), which `advance` fires first, sorted by deadline.
 
 use crate::arena::{Arena, NIL};
-use crate::arena_list;
+use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
-use crate::wheel_core::{self, BitmapWheel};
+use crate::wheel_core::{
+    self, BitmapWheel, DIGIT_LEVELS, Entry, SLOTS, SlotAt, fire_list, level_for, slot_for,
+    slot_start,
+};
 
-/// Bits of the deadline each level resolves.
-pub(crate) const BITS_PER_LEVEL: u32 = 6;
-/// Slots per level: one occupancy bit each in a `u64`.
-pub(crate) const SLOTS: usize = 1 << BITS_PER_LEVEL;
-/// Levels needed for 64-bit deadlines: 10 full levels of 6 bits and a last one of 4 bits.
-pub const LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
-/// The `home` of an entry on the due list (slot homes are `0..LEVELS * SLOTS`).
-const DUE: u32 = (LEVELS * SLOTS) as u32;
+/// Bits of the deadline the ring resolves.
+const RING_BITS: u32 = 12;
+/// One-tick slots in the ring: every deadline less than this many ticks ahead goes there.
+const RING_SLOTS: usize = 1 << RING_BITS;
+/// The 6-bit digit the lowest level above the ring resolves: the ring spans digits 0 and 1.
+const FIRST_LEVEL: usize = RING_BITS as usize / 6;
+/// The ring and the levels above it.
+pub const LEVELS: usize = 1 + DIGIT_LEVELS - FIRST_LEVEL;
+/// Where level `L`'s heads would start if levels `0..FIRST_LEVEL` had some: slot `s` of
+/// level `L` is list `LEVEL_BASE + L * SLOTS + s`, right after the ring's lists.
+const LEVEL_BASE: usize = RING_SLOTS - FIRST_LEVEL * SLOTS;
+/// Lists in the table of heads: the ring's, then the levels'.
+const LISTS: usize = LEVEL_BASE + DIGIT_LEVELS * SLOTS;
+/// The `home` of an entry on the due list.
+const DUE: u32 = LISTS as u32;
 
-/// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
-/// named by `home`. `incremental-wheel` keeps the same entries.
-pub(crate) struct Entry<V> {
-    pub(crate) deadline: Tick,
-    pub(crate) value: V,
-    prev: u32,
-    pub(crate) home: u32,
+/// The lists of the ring and the levels, with their occupancy bits.
+struct Slots {
+    /// List heads: ring slot `s` at `s`, level `L`'s slot `s` at `LEVEL_BASE + L * SLOTS + s`.
+    heads: Box<[u32; LISTS]>,
+    /// Bit `s % 64` of word `s / 64` is set exactly when ring slot `s` is non-empty.
+    ring: [u64; RING_SLOTS / 64],
+    /// Bit `w` is set exactly when `ring[w] != 0`.
+    ring_words: u64,
+    /// Per level, bit `s` is set exactly when slot `s` is non-empty (levels below
+    /// `FIRST_LEVEL` stay empty).
+    occupied: [u64; DIGIT_LEVELS],
+    /// Bit `L` is set exactly when `occupied[L] != 0`.
+    occupied_levels: u16,
 }
 
-crate::impl_linked!(Entry);
-
-impl<V> Entry<V> {
-    /// A timer not yet on any list.
-    #[inline]
-    pub(crate) fn new(deadline: Tick, value: V) -> Self {
-        Entry {
-            deadline,
-            value,
-            prev: NIL,
-            home: NIL,
+impl Slots {
+    fn new() -> Self {
+        Slots {
+            heads: Box::new([NIL; LISTS]),
+            ring: [0; RING_SLOTS / 64],
+            ring_words: 0,
+            occupied: [0; DIGIT_LEVELS],
+            occupied_levels: 0,
         }
     }
-}
 
-/// Frees every entry of the detached list starting at `index` and reports each to
-/// `on_fire`, in list order, counting one unit of `work` per entry. Shared with
-/// `incremental-wheel`.
-#[inline]
-pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
-    entries: &mut Arena<Entry<V>>,
-    mut index: u32,
-    work: &mut u64,
-    on_fire: &mut F,
-) {
-    while index != NIL {
-        let id = entries.id(index);
-        let (next, entry) = entries.remove(index);
-        *work += 1;
-        on_fire(id, entry.value, entry.deadline);
-        index = next;
+    /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
+    /// bits if it is less than the ring's size ahead, else its level's slot.
+    #[inline]
+    fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
+        if deadline - now < RING_SLOTS as Tick {
+            let slot = deadline as usize & (RING_SLOTS - 1);
+            self.ring[slot / 64] |= 1 << (slot % 64);
+            self.ring_words |= 1 << (slot / 64);
+            slot as u32
+        } else {
+            // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
+            let level = level_for(now, deadline);
+            let slot = slot_for(deadline, level);
+            self.occupied[level] |= 1 << slot;
+            self.occupied_levels |= 1 << level;
+            (LEVEL_BASE + level * SLOTS + slot) as u32
+        }
+    }
+
+    /// Marks list `home` (a ring or level slot) empty.
+    #[inline]
+    fn clear(&mut self, home: usize) {
+        if home < RING_SLOTS {
+            let word = home / 64;
+            self.ring[word] &= !(1 << (home % 64));
+            if self.ring[word] == 0 {
+                self.ring_words &= !(1 << word);
+            }
+        } else {
+            let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
+            self.occupied[level] &= !(1 << slot);
+            if self.occupied[level] == 0 {
+                self.occupied_levels &= !(1 << level);
+            }
+        }
+    }
+
+    /// The ring's next occupied slot from the clock's position `position`, going round:
+    /// the first set bit at or after it, else the first one from slot 0.
+    #[inline]
+    fn ring_next(&self, position: usize) -> Option<usize> {
+        if self.ring_words == 0 {
+            return None;
+        }
+        let word = position / 64;
+        let here = self.ring[word] & (u64::MAX << (position % 64));
+        if here != 0 {
+            return Some(word * 64 + here.trailing_zeros() as usize);
+        }
+        // `!1 << word`: the words after this one (none after the last).
+        let later = self.ring_words & (!1 << word);
+        let word = if later != 0 { later } else { self.ring_words }.trailing_zeros() as usize;
+        Some(word * 64 + self.ring[word].trailing_zeros() as usize)
+    }
+
+    /// The earliest occupied slot seen from `now`: the earlier of the ring's next slot and
+    /// the lowest set bit of the lowest occupied level (see the invariant on
+    /// [`HierarchicalWheel`]); on a tie the level's, whose entries due at that tick then
+    /// join the ring slot's and fire with them.
+    #[inline]
+    fn earliest(&self, now: Tick) -> Option<SlotAt> {
+        let position = now as usize & (RING_SLOTS - 1);
+        let ring = self.ring_next(position).map(|slot| SlotAt {
+            level: 0,
+            slot,
+            start: now + (slot.wrapping_sub(position) & (RING_SLOTS - 1)) as Tick,
+        });
+        if self.occupied_levels == 0 {
+            return ring;
+        }
+        let level = self.occupied_levels.trailing_zeros() as usize;
+        let bits = self.occupied[level];
+        debug_assert!(
+            bits & ((1u64 << slot_for(now, level)) - 1) == 0,
+            "an occupied slot of level {level} lies behind the clock {now}"
+        );
+        let slot = bits.trailing_zeros() as usize;
+        let start = slot_start(now, level, slot);
+        match ring {
+            Some(ring) if ring.start < start => Some(ring),
+            _ => Some(SlotAt { level, slot, start }),
+        }
+    }
+
+    /// Empties the slot `at` and returns the head of its former list.
+    #[inline]
+    fn take(&mut self, at: SlotAt) -> u32 {
+        let home = if at.level == 0 {
+            at.slot
+        } else {
+            LEVEL_BASE + at.level * SLOTS + at.slot
+        };
+        self.clear(home);
+        arena_list::take(&mut self.heads[home])
     }
 }
 
@@ -125,172 +234,59 @@ pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
 /// Between operations, and during `advance` whenever the search for the next slot runs,
 /// with `now` the internal clock:
 ///
-/// - every entry of level `L` agrees with `now` on all bits from `6L + 6` up, and its level
-///   `L` digit (`(deadline >> 6L) & 63`, its slot) is greater than `now`'s at `L > 0`, and
-///   greater or equal at level 0 (where its deadline is then the slot's start exactly);
+/// - every entry of the ring has `now <= deadline < now + 4096` and is in slot
+///   `deadline % 4096`, so a ring slot holds one deadline;
+/// - every entry of level `L` (2 to 10) agrees with `now` on all bits from `6L + 6` up, and
+///   its level `L` digit (`(deadline >> 6L) & 63`, its slot) is greater than `now`'s;
 /// - every entry on the due list has `deadline <= now`, and every wheel entry has
 ///   `deadline >= now` (`> now` outside `advance`).
 ///
-/// Consequences used by the search: at each level every occupied slot is at or after
-/// `now`'s position, so the lowest set bit is the earliest slot and no wrap-around is ever
-/// needed; and every slot of level `L` starts after every deadline of the levels below it
-/// (those share `now`'s bits from `6L` up, while level-`L` entries have a larger digit
-/// there), so the lowest occupied level holds the earliest slot.
+/// Consequences used by the search: at each level every occupied slot is after `now`'s
+/// position, so the lowest set bit is the earliest slot and no wrap-around is ever needed;
+/// and every slot of level `L` starts after every deadline of the levels below it (those
+/// share `now`'s bits from `6L` up, while level-`L` entries have a larger digit there), so
+/// the lowest occupied level holds the levels' earliest slot. The ring is not ordered
+/// against the levels (a level entry filed long ago can be due before a ring entry), so
+/// the two candidates are compared.
 ///
 /// It survives the clock jumps of `advance`. The clock only moves to a tick `t` no later
-/// than the start of every occupied slot. An entry of level `L` starts its slot at
-/// `s = deadline` with the low `6L` bits cleared, which shares `now`'s bits from `6L + 6`
-/// up; a `t` with `now <= t < s` lies between two numbers with that prefix and so has it
-/// too, and its level-`L` digit is at most the entry's and not equal (else `t >= s`). The
-/// entries of the slot being processed are re-filed relative to `t` = their slot's start,
-/// which has zeros below bit `6L`, so they land below `L` with a digit greater than `t`'s
-/// (or, for `deadline == t`, at level 0 on `t`'s own position).
+/// than the start of every occupied slot: the ring's entries stay at or after it, and stay
+/// less than 4,096 ahead. An entry of level `L` starts its slot at `s = deadline` with the
+/// low `6L` bits cleared, which shares `now`'s bits from `6L + 6` up; a `t` with
+/// `now <= t < s` lies between two numbers with that prefix and so has it too, and its
+/// level-`L` digit is at most the entry's and not equal (else `t >= s`). The entries of the
+/// slot being processed are re-filed relative to `t` = their slot's start, which has zeros
+/// below bit `6L`: those less than 4,096 ahead go to the ring, the others land below `L`
+/// with a digit greater than `t`'s.
 pub struct HierarchicalWheel<V> {
     entries: Arena<Entry<V>>,
-    /// List heads, slot `s` of level `L` at `L * SLOTS + s`.
-    heads: Box<[u32; LEVELS * SLOTS]>,
-    /// Per level, bit `s` is set exactly when slot `s` is non-empty.
-    occupied: [u64; LEVELS],
-    /// Bit `L` is set exactly when `occupied[L] != 0`.
-    occupied_levels: u16,
+    slots: Slots,
     /// Timers started with `deadline <= now`.
     due: DueList,
     now: Tick,
     work: u64,
 }
 
-/// The level a `deadline > now` (or `== now`) belongs to: where the highest bit that
-/// differs from `now` lies. OR-ing 63 makes every difference within the low six bits (and
-/// no difference at all) read as level 0.
-#[inline]
-pub(crate) fn level_for(now: Tick, deadline: Tick) -> usize {
-    let highest_differing_bit = 63 - ((now ^ deadline) | 63).leading_zeros();
-    (highest_differing_bit / BITS_PER_LEVEL) as usize
-}
-
-/// The slot of `deadline` at `level`: its digit there.
-#[inline]
-pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
-    ((deadline >> (level as u32 * BITS_PER_LEVEL)) as usize) & (SLOTS - 1)
-}
-
-/// The first tick of slot `slot` of `level`, seen from `now`: `now`'s bits above the level
-/// with the level's digit set to `slot` and everything below zero. The level above the last
-/// one starts at bit 66, beyond `u64`, so there nothing of `now` is kept.
-#[inline]
-pub(crate) fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
-    let level_shift = level as u32 * BITS_PER_LEVEL;
-    let above = now.checked_shr(level_shift + BITS_PER_LEVEL).unwrap_or(0);
-    let above = above.checked_shl(level_shift + BITS_PER_LEVEL).unwrap_or(0);
-    above | ((slot as Tick) << level_shift)
-}
-
 impl<V> HierarchicalWheel<V> {
-    /// Puts the live entry `index` at the front of the list of slot `home`.
-    #[inline]
-    fn push_front(&mut self, home: u32, index: u32) {
-        self.entries.get_mut(index).home = home;
-        arena_list::push_front(&mut self.entries, &mut self.heads[home as usize], index);
-    }
-
-    /// Files the live entry `index` into the wheel relative to the current clock. Its
-    /// deadline must be `>= now`.
-    #[inline]
-    fn file(&mut self, index: u32) {
-        let deadline = self.entries.get(index).deadline;
-        debug_assert!(
-            deadline >= self.now,
-            "only future deadlines go into the wheel"
-        );
-        let level = level_for(self.now, deadline);
-        let slot = slot_for(deadline, level);
-        self.push_front((level * SLOTS + slot) as u32, index);
-        self.occupied[level] |= 1 << slot;
-        self.occupied_levels |= 1 << level;
-    }
-
-    /// Marks slot `slot` of `level` empty.
-    #[inline]
-    fn clear_slot_bit(&mut self, level: usize, slot: usize) {
-        self.occupied[level] &= !(1 << slot);
-        if self.occupied[level] == 0 {
-            self.occupied_levels &= !(1 << level);
-        }
-    }
-
-    /// Takes the live entry `index` off its list, keeping the occupancy bits and the due
-    /// minimum true. The entry stays in the arena.
-    fn unlink(&mut self, index: u32) {
-        let home = self.entries.get(index).home;
-        if home == DUE {
-            self.due.unlink(&mut self.entries, index);
-        } else if arena_list::unlink(&mut self.entries, &mut self.heads[home as usize], index) {
-            let home = home as usize;
-            self.clear_slot_bit(home / SLOTS, home % SLOTS);
-        }
-    }
-
-    /// The earliest occupied slot as `(level, slot)`: the lowest set bit of the lowest
-    /// occupied level (see the invariant on [`HierarchicalWheel`]).
-    #[inline]
-    fn earliest_slot(&mut self) -> Option<(usize, usize)> {
-        self.work += 1;
-        if self.occupied_levels == 0 {
-            return None;
-        }
-        let level = self.occupied_levels.trailing_zeros() as usize;
-        let bits = self.occupied[level];
-        debug_assert!(
-            bits & ((1u64 << slot_for(self.now, level)) - 1) == 0,
-            "an occupied slot of level {level} lies behind the clock {}",
-            self.now
-        );
-        Some((level, bits.trailing_zeros() as usize))
-    }
-
-    /// Empties slot `slot` of `level` and returns the head of its former list.
-    #[inline]
-    fn take_slot(&mut self, level: usize, slot: usize) -> u32 {
-        self.clear_slot_bit(level, slot);
-        arena_list::take(&mut self.heads[level * SLOTS + slot])
-    }
-
-    /// Fires every entry of a detached list, in list order.
-    #[inline]
-    fn fire_list<F: FnMut(TimerId, V, Tick)>(&mut self, index: u32, on_fire: &mut F) {
-        fire_list(&mut self.entries, index, &mut self.work, on_fire);
-    }
-
     /// Re-files every entry of a detached list relative to the current clock.
     ///
-    /// `file` for each entry, with the entry read and relinked through one arena access
-    /// (its `next` is read before it is overwritten): a cascade is a walk of a list of
-    /// entries scattered over the arena, so each access saved is a check on a cold line.
+    /// Each entry is read and relinked through one arena access (its `next` read before it
+    /// is overwritten): a cascade walks entries scattered over the arena, so each access
+    /// saved is a check on a cold line.
     fn cascade(&mut self, mut index: u32) {
         while index != NIL {
             let (link, entry) = self.entries.entry_mut(index);
             let next = *link;
-            let level = level_for(self.now, entry.deadline);
-            let slot = slot_for(entry.deadline, level);
-            let home = level * SLOTS + slot;
-            entry.home = home as u32;
-            entry.prev = NIL;
-            let old_head = std::mem::replace(&mut self.heads[home], index);
+            let home = self.slots.claim(self.now, entry.deadline);
+            entry.make_head(home);
+            let old_head = std::mem::replace(&mut self.slots.heads[home as usize], index);
             *link = old_head;
             if old_head != NIL {
-                self.entries.get_mut(old_head).prev = index;
+                self.entries.get_mut(old_head).set_prev(index);
             }
-            self.occupied[level] |= 1 << slot;
-            self.occupied_levels |= 1 << level;
             self.work += 1;
             index = next;
         }
-    }
-
-    /// Fires the due list sorted by deadline.
-    fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, on_fire: &mut F) {
-        let sorted = self.due.take_sorted(&mut self.entries, &mut self.work);
-        self.fire_list(sorted, on_fire);
     }
 }
 
@@ -307,33 +303,56 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
         self.now
     }
 
+    /// Takes the live entry `index` off its list, keeping the occupancy bits and the due
+    /// minimum true. The entry stays in the arena.
+    fn unlink(&mut self, index: u32) {
+        let home = self.entries.get(index).home;
+        if home == DUE {
+            self.due.unlink(&mut self.entries, index);
+        } else if arena_list::unlink(
+            &mut self.entries,
+            &mut self.slots.heads[home as usize],
+            index,
+        ) {
+            self.slots.clear(home as usize);
+        }
+    }
+
+    /// Files the live entry `index` into the wheel relative to the current clock. Its
+    /// deadline must be `>= now`.
     #[inline]
-    fn unlink_entry(&mut self, index: u32) {
-        self.unlink(index);
+    fn file(&mut self, index: u32) {
+        let deadline = self.entries.get(index).deadline;
+        debug_assert!(
+            deadline >= self.now,
+            "only future deadlines go into the wheel"
+        );
+        let home = self.slots.claim(self.now, deadline);
+        self.entries.get_mut(index).home = home;
+        arena_list::push_front(
+            &mut self.entries,
+            &mut self.slots.heads[home as usize],
+            index,
+        );
     }
 
     #[inline]
-    fn file_entry(&mut self, index: u32) {
-        self.file(index);
-    }
-
-    #[inline]
-    fn earliest(&mut self) -> Option<(usize, usize)> {
-        self.earliest_slot()
+    fn earliest(&mut self) -> Option<SlotAt> {
+        self.work += 1;
+        self.slots.earliest(self.now)
     }
 
     /// The entry goes into the arena with its `home` and its list link already written,
     /// so a `start` writes its entry once.
     #[inline]
     fn insert_filed(&mut self, mut entry: Entry<V>) -> TimerId {
-        let level = level_for(self.now, entry.deadline);
-        let slot = slot_for(entry.deadline, level);
-        let home = level * SLOTS + slot;
-        entry.home = home as u32;
-        let id = arena_list::insert_front(&mut self.entries, &mut self.heads[home], entry);
-        self.occupied[level] |= 1 << slot;
-        self.occupied_levels |= 1 << level;
-        id
+        let home = self.slots.claim(self.now, entry.deadline);
+        entry.home = home;
+        arena_list::insert_front(
+            &mut self.entries,
+            &mut self.slots.heads[home as usize],
+            entry,
+        )
     }
 }
 
@@ -341,9 +360,7 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
     fn with_capacity(capacity: usize) -> Self {
         HierarchicalWheel {
             entries: Arena::with_capacity(capacity),
-            heads: Box::new([NIL; LEVELS * SLOTS]),
-            occupied: [0; LEVELS],
-            occupied_levels: 0,
+            slots: Slots::new(),
             due: DueList::new(),
             now: 0,
             work: 0,
@@ -366,18 +383,18 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
 
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
-        self.fire_due(&mut on_fire);
-        while let Some((level, slot)) = self.earliest_slot() {
-            let start = slot_start(self.now, level, slot);
-            if start > to {
+        let due = self.due.take_sorted(&mut self.entries, &mut self.work);
+        fire_list(&mut self.entries, due, &mut self.work, &mut on_fire);
+        while let Some(at) = self.earliest() {
+            if at.start > to {
                 break;
             }
-            self.now = start;
-            let list = self.take_slot(level, slot);
+            self.now = at.start;
+            let list = self.slots.take(at);
             self.work += 1;
-            if level == 0 {
-                // A level-0 slot is one tick: every entry in it has `deadline == start`.
-                self.fire_list(list, &mut on_fire);
+            if at.level == 0 {
+                // A ring slot holds one deadline, `at.start`.
+                fire_list(&mut self.entries, list, &mut self.work, &mut on_fire);
             } else {
                 self.cascade(list);
             }
@@ -389,8 +406,9 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
         wheel_core::next_deadline(self)
     }
 
-    /// Each round of `advance(next_deadline())` processes the slot of the earliest timer,
-    /// which moves it at least one level down or fires it; it starts at most at level 10.
+    /// Each round of `advance(next_deadline())` processes the slot of the earliest timer
+    /// (or everything up to the ring slot it is in), which moves it at least one level down
+    /// or fires it; it starts at most at level 10, nine levels above the ring.
     fn next_deadline_steps(&self) -> u32 {
         LEVELS as u32
     }
@@ -404,31 +422,78 @@ mod tests {
 
     type Wheel = HierarchicalWheel<u64>;
 
-    #[test]
-    fn one_entry_is_32_bytes() {
-        assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
+    /// The list entry `id` is on.
+    fn home(wheel: &Wheel, id: TimerId) -> usize {
+        wheel.entries.get(id.index()).home as usize
     }
 
     #[test]
     fn geometry() {
-        assert_eq!(LEVELS, 11);
-        assert_eq!(level_for(0, 0), 0);
-        assert_eq!(level_for(0, 63), 0);
-        assert_eq!(level_for(0, 64), 1);
-        assert_eq!(level_for(0, 4095), 1);
-        assert_eq!(level_for(0, 4096), 2);
-        assert_eq!(level_for(0, (1 << 36) - 1), 5);
-        assert_eq!(level_for(0, 1 << 36), 6);
-        assert_eq!(level_for(0, 1 << 59), 9);
-        assert_eq!(level_for(0, 1 << 60), 10);
-        assert_eq!(level_for(0, u64::MAX), 10);
-        assert_eq!(level_for(u64::MAX - 1, u64::MAX), 0);
-        assert_eq!(level_for(63, 64), 1);
-        assert_eq!(slot_for(u64::MAX, 10), 15);
-        assert_eq!(slot_start(12345, 10, 15), 15 << 60);
-        assert_eq!(slot_start(u64::MAX - 5, 0, 63), u64::MAX);
-        assert_eq!(slot_start(u64::MAX - 5, 9, 63), (0xF << 60) | (63 << 54));
-        assert_eq!(slot_start(0x1234_5678, 1, 2), 0x1234_5000 | 2 << 6);
+        assert_eq!((FIRST_LEVEL, LEVELS), (2, 10));
+        assert_eq!(LEVEL_BASE + FIRST_LEVEL * SLOTS, RING_SLOTS);
+        assert_eq!(DUE as usize, RING_SLOTS + 9 * SLOTS);
+    }
+
+    #[test]
+    fn less_than_the_ring_ahead_goes_to_the_ring_unaligned() {
+        let mut wheel = Wheel::new();
+        wheel.advance(4000, |_, _, _| unreachable!());
+        let last = wheel.start(4000 + 4095, 1);
+        let first = wheel.start(4096, 2);
+        let level = wheel.start(4000 + 4096, 3);
+        assert_eq!(home(&wheel, last), (4000 + 4095) % RING_SLOTS);
+        assert_eq!(home(&wheel, first), 0);
+        assert_eq!(home(&wheel, level), LEVEL_BASE + 2 * SLOTS + 1);
+        // (Its level slot starts at 4096, so it would be re-filed on the way.)
+        wheel.stop(level);
+        // Filed once, fired from there: one unit per search, slot and firing.
+        let before = wheel.work();
+        let mut fired = Vec::new();
+        wheel.advance(4000 + 4095, |_, value, deadline| {
+            fired.push((value, deadline))
+        });
+        assert_eq!(fired, [(2, 4096), (1, 4000 + 4095)]);
+        assert_eq!(wheel.work() - before, 3 + 2 + 2);
+    }
+
+    #[test]
+    fn the_ring_search_goes_round_once() {
+        // Clock at ring position 4000 (word 62, bit 32); slots after it, before it in its
+        // own word, and in earlier words.
+        for deadlines in [
+            &[4000 + 10, 4000 + 100, 4000 + 4000][..],
+            &[4000 + 4086, 4000 + 4090],
+            &[4000 + 96, 4000 + 2000],
+        ] {
+            let mut wheel = Wheel::new();
+            wheel.advance(4000, |_, _, _| unreachable!());
+            for (value, &deadline) in deadlines.iter().enumerate() {
+                wheel.start(deadline, value as u64);
+            }
+            for &deadline in deadlines {
+                assert_eq!(wheel.next_deadline(), Some(deadline));
+                let mut fired = Vec::new();
+                wheel.advance(deadline, |_, _, at| fired.push(at));
+                assert_eq!(fired, [deadline]);
+            }
+            assert_eq!(wheel.next_deadline(), None);
+        }
+    }
+
+    #[test]
+    fn a_level_slot_due_before_a_ring_slot_is_refiled_first() {
+        let mut wheel = Wheel::new();
+        // Filed at level 2 from clock 0, slot 2 (8192 to 12287).
+        wheel.start(12_000, 1);
+        wheel.advance(8000, |_, _, _| unreachable!());
+        // In the ring, after the level slot's start and before its entry.
+        wheel.start(9000, 2);
+        wheel.start(12_000, 3);
+        assert_eq!(wheel.next_deadline(), Some(8192), "the level slot's start");
+        let mut fired = Vec::new();
+        wheel.advance(u64::MAX, |_, value, deadline| fired.push((deadline, value)));
+        fired[1..].sort_unstable();
+        assert_eq!(fired, [(9000, 2), (12_000, 1), (12_000, 3)]);
     }
 
     #[test]
@@ -445,9 +510,10 @@ mod tests {
         assert_eq!(wheel.stop(ids[1]), Some(1));
         assert_eq!(wheel.stop(ids[3]), Some(3));
         assert_eq!(wheel.next_deadline(), None);
-        assert_eq!(wheel.occupied, [0; LEVELS]);
-        assert_eq!(wheel.occupied_levels, 0);
-        assert!(wheel.heads.iter().all(|&h| h == NIL));
-        wheel.advance(u64::MAX, |_, value, _| panic!("{value} was stopped"));
+        assert_eq!(wheel.slots.occupied, [0; DIGIT_LEVELS]);
+        assert_eq!(wheel.slots.occupied_levels, 0);
+        assert_eq!((wheel.slots.ring, wheel.slots.ring_words), ([0; 64], 0));
+        assert!(wheel.slots.heads.iter().all(|&h| h == NIL));
+        wheel.advance(u64::MAX, |value, _, _| panic!("{value:?} was stopped"));
     }
 }

@@ -5,13 +5,14 @@
 //!
 //! # The idea
 //!
-//! [`hierarchical-wheel`](crate::hierarchical_wheel) (Varghese and Lauck's scheme 7 with
-//! tokio's geometry: 11 levels of 64 slots, occupancy bitmaps) re-files a coarse slot's
-//! entries in the call whose clock reaches the slot. On keepalive at 1M, one level-2 or
-//! level-3 slot holds tens of thousands of connections, all re-filed by one `advance`: the
-//! cascade storm that made Linux stop cascading in 4.8 (2016), at the price of firing up to
-//! 12.5% late, and that tokio and Kafka still have. This wheel keeps the geometry and the
-//! exactness and moves the work earlier.
+//! A hierarchical wheel (Varghese and Lauck's scheme 7; here tokio's geometry, 11 levels of
+//! 64 slots with occupancy bitmaps, see [`wheel_core`](crate::wheel_core)) re-files a coarse
+//! slot's entries in the call whose clock reaches the slot, as
+//! [`hierarchical-wheel`](crate::hierarchical_wheel) does above its ring. On keepalive at
+//! 1M, one coarse slot holds tens of thousands of connections, all re-filed by one
+//! `advance`: the cascade storm that made Linux stop cascading in 4.8 (2016), at the price
+//! of firing up to 12.5% late, and that tokio and Kafka still have. This wheel keeps the
+//! geometry and the exactness and moves the work earlier.
 //!
 //! The clock is always inside some slot of each level; call the slot after it that level's
 //! *next slot*, and its first tick `S`. When the clock gets to `S`, every entry of the next
@@ -28,7 +29,7 @@
 //! `home` names a bank and a slot, never an owner, so a swap relabels banks and touches no
 //! entry.
 //!
-//! # One timer entry (`hierarchical-wheel`'s, shared)
+//! # One timer entry (`wheel_core`'s, shared with `hierarchical-wheel`)
 //!
 //! | where | bytes (`u64` value) |
 //! | --- | --- |
@@ -52,9 +53,9 @@
 //! | `restart` | O(1): unlink and file again in place |
 //! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
 //! | `advance`, per occupied slot | O(1) at level 0; O(level) at a stage's start: its banks swap |
-//! | `advance`, per fired timer | O(L) over its life: one re-filing per level it passes, as in `hierarchical-wheel`, done earlier |
+//! | `advance`, per fired timer | O(L) over its life: one re-filing per level it passes, as in a whole-slot hierarchical wheel, done earlier |
 //! | `advance`, staging | per level whose next slot holds r entries: `ceil(r * passed / left)` moves, `passed` the ticks of the slot's window this call moved the clock, `left` those there were to go |
-//! | `next_deadline` | O(1), as `hierarchical-wheel`: exact at level 0 and on the due list, a lower bound above; at most 11 rounds of `advance(next_deadline)` fire the earliest timer |
+//! | `next_deadline` | O(1): exact at level 0 and on the due list, a lower bound above (the earliest slot's start); at most 11 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
 //! # Code
 //!
@@ -74,9 +75,9 @@
 //!
 //! # Empty time
 //!
-//! As `hierarchical-wheel`: one bit per slot and one per level (a level's bit is also set
-//! while its stage holds anything), so `advance` jumps from occupied slot to occupied slot.
-//! Staging looks only at levels whose bit is set.
+//! One bit per slot and one per level (a level's bit is also set while its stage holds
+//! anything), so `advance` jumps from occupied slot to occupied slot. Staging looks only at
+//! levels whose bit is set.
 //!
 //! # Timers started in the past
 //!
@@ -86,8 +87,13 @@ use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
-use crate::hierarchical_wheel::{Entry, LEVELS, SLOTS, fire_list, level_for, slot_for, slot_start};
-use crate::wheel_core::{self, BitmapWheel};
+use crate::wheel_core::{
+    self, BitmapWheel, DIGIT_LEVELS, Entry, SLOTS, SlotAt, fire_list, level_for, slot_for,
+    slot_start,
+};
+
+/// Levels: one per 6-bit digit of a deadline.
+const LEVELS: usize = DIGIT_LEVELS;
 
 /// Banks of 64 slots: the main wheel's one per level, and stage `L`'s one per level below
 /// `L`, for `L` in `1..LEVELS`.
@@ -106,8 +112,12 @@ const NO_BANK: u8 = u8::MAX;
 /// Between operations, with `now` the clock, and `S_L` the start of level `L`'s next slot
 /// (the slot after `now`'s digit, when the level has one):
 ///
-/// - the main wheel's banks satisfy [`HierarchicalWheel`](crate::hierarchical_wheel)'s
-///   invariant relative to `now`;
+/// - every entry of the main wheel's level `L` agrees with `now` on all bits from `6L + 6`
+///   up, and its level `L` digit (its slot) is greater than `now`'s at `L > 0`, greater or
+///   equal at level 0 (where its deadline is then the slot's start exactly): so at each
+///   level the lowest set bit is the earliest slot, and the lowest occupied level holds the
+///   earliest one (the argument of [`HierarchicalWheel`](crate::hierarchical_wheel)'s
+///   levels);
 /// - stage `L` holds only deadlines in `[S_L, S_L + 64^L)`, filed exactly as the main wheel
 ///   will file them when its clock is `S_L` (that invariant with `S_L` for `now`);
 /// - `staged[L]` counts stage `L`'s entries, `counts` each slot's, and bit `L` of `levels`
@@ -153,6 +163,13 @@ impl<V> IncrementalWheel<V> {
         self.bank_of[MAIN][level] as usize
     }
 
+    /// Slot `slot` of `level` with its start seen from the clock.
+    #[inline]
+    fn slot_at(&self, level: usize, slot: usize) -> SlotAt {
+        let start = slot_start(self.now, level, slot);
+        SlotAt { level, slot, start }
+    }
+
     /// Sets bit `level` of `levels` from the main bank and the stage of that level.
     #[inline]
     fn refresh_level(&mut self, level: usize) {
@@ -174,25 +191,6 @@ impl<V> IncrementalWheel<V> {
         self.bits[bank] |= 1 << slot;
     }
 
-    /// Files the live entry `index`, whose deadline is `>= now`, relative to the clock: into
-    /// the main wheel, or into a stage if the deadline lies in a level's next slot.
-    #[inline]
-    fn file(&mut self, index: u32) {
-        let deadline = self.entries.get(index).deadline;
-        debug_assert!(
-            deadline >= self.now,
-            "only future deadlines go into the wheel"
-        );
-        let level = level_for(self.now, deadline);
-        let slot = slot_for(deadline, level);
-        if level > 0 && slot == slot_for(self.now, level) + 1 {
-            self.file_staged(level, index);
-        } else {
-            self.push(self.main_bank(level), slot, index);
-            self.levels |= 1 << level;
-        }
-    }
-
     /// Files the live entry `index`, whose deadline lies in the window of level `stage`'s
     /// next slot, into that stage: where the main wheel will file it when its clock reaches
     /// the window's start.
@@ -209,56 +207,6 @@ impl<V> IncrementalWheel<V> {
         self.push(bank, slot_for(deadline, level), index);
         self.staged[stage] += 1;
         self.levels |= 1 << stage;
-    }
-
-    /// Takes the live entry `index` off its list, keeping bits, counts and `levels` true.
-    /// The entry stays in the arena.
-    fn unlink(&mut self, index: u32) {
-        let home = self.entries.get(index).home;
-        if home == DUE {
-            self.due.unlink(&mut self.entries, index);
-            return;
-        }
-        let home = home as usize;
-        let (bank, slot) = (home / SLOTS, home % SLOTS);
-        self.counts[home] -= 1;
-        let emptied = arena_list::unlink(&mut self.entries, &mut self.heads[home], index);
-        if emptied {
-            self.bits[bank] &= !(1 << slot);
-        }
-        let owner = self.owner_of[bank] as usize;
-        if owner == MAIN {
-            if emptied {
-                self.refresh_level(self.level_of[bank] as usize);
-            }
-        } else {
-            self.staged[owner] -= 1;
-            if self.staged[owner] == 0 {
-                self.refresh_level(owner);
-            }
-        }
-    }
-
-    /// The earliest occupied slot as `(level, slot)`: the lowest occupied level's next slot
-    /// if its stage holds anything (no slot of that level can be earlier), else its lowest
-    /// set bit.
-    #[inline]
-    fn earliest_slot(&mut self) -> Option<(usize, usize)> {
-        self.work += 1;
-        if self.levels == 0 {
-            return None;
-        }
-        let level = self.levels.trailing_zeros() as usize;
-        if self.staged[level] != 0 {
-            return Some((level, slot_for(self.now, level) + 1));
-        }
-        let bits = self.bits[self.main_bank(level)];
-        debug_assert!(
-            bits & ((1u64 << slot_for(self.now, level)) - 1) == 0,
-            "an occupied slot of level {level} lies behind the clock {}",
-            self.now
-        );
-        Some((level, bits.trailing_zeros() as usize))
     }
 
     /// Empties slot `slot` of the main wheel's level `level` and returns its former list.
@@ -367,19 +315,73 @@ impl<V> BitmapWheel<V> for IncrementalWheel<V> {
         self.now
     }
 
-    #[inline]
-    fn unlink_entry(&mut self, index: u32) {
-        self.unlink(index);
+    /// Takes the live entry `index` off its list, keeping bits, counts and `levels` true.
+    /// The entry stays in the arena.
+    fn unlink(&mut self, index: u32) {
+        let home = self.entries.get(index).home;
+        if home == DUE {
+            self.due.unlink(&mut self.entries, index);
+            return;
+        }
+        let home = home as usize;
+        let (bank, slot) = (home / SLOTS, home % SLOTS);
+        self.counts[home] -= 1;
+        let emptied = arena_list::unlink(&mut self.entries, &mut self.heads[home], index);
+        if emptied {
+            self.bits[bank] &= !(1 << slot);
+        }
+        let owner = self.owner_of[bank] as usize;
+        if owner == MAIN {
+            if emptied {
+                self.refresh_level(self.level_of[bank] as usize);
+            }
+        } else {
+            self.staged[owner] -= 1;
+            if self.staged[owner] == 0 {
+                self.refresh_level(owner);
+            }
+        }
     }
 
+    /// Files the live entry `index`, whose deadline is `>= now`, relative to the clock: into
+    /// the main wheel, or into a stage if the deadline lies in a level's next slot.
     #[inline]
-    fn file_entry(&mut self, index: u32) {
-        self.file(index);
+    fn file(&mut self, index: u32) {
+        let deadline = self.entries.get(index).deadline;
+        debug_assert!(
+            deadline >= self.now,
+            "only future deadlines go into the wheel"
+        );
+        let level = level_for(self.now, deadline);
+        let slot = slot_for(deadline, level);
+        if level > 0 && slot == slot_for(self.now, level) + 1 {
+            self.file_staged(level, index);
+        } else {
+            self.push(self.main_bank(level), slot, index);
+            self.levels |= 1 << level;
+        }
     }
 
+    /// The earliest occupied slot: the lowest occupied level's next slot if its stage holds
+    /// anything (no slot of that level can be earlier), else its lowest set bit.
     #[inline]
-    fn earliest(&mut self) -> Option<(usize, usize)> {
-        self.earliest_slot()
+    fn earliest(&mut self) -> Option<SlotAt> {
+        self.work += 1;
+        if self.levels == 0 {
+            return None;
+        }
+        let level = self.levels.trailing_zeros() as usize;
+        if self.staged[level] != 0 {
+            let slot = slot_for(self.now, level) + 1;
+            return Some(self.slot_at(level, slot));
+        }
+        let bits = self.bits[self.main_bank(level)];
+        debug_assert!(
+            bits & ((1u64 << slot_for(self.now, level)) - 1) == 0,
+            "an occupied slot of level {level} lies behind the clock {}",
+            self.now
+        );
+        Some(self.slot_at(level, bits.trailing_zeros() as usize))
     }
 }
 
@@ -435,8 +437,7 @@ impl<V> TimerQueue<V> for IncrementalWheel<V> {
         let from = self.now;
         let due = self.due.take_sorted(&mut self.entries, &mut self.work);
         self.fire_list(due, &mut on_fire);
-        while let Some((level, slot)) = self.earliest_slot() {
-            let start = slot_start(self.now, level, slot);
+        while let Some(SlotAt { level, slot, start }) = self.earliest() {
             if start > to {
                 break;
             }
@@ -482,7 +483,7 @@ mod tests {
 
     #[test]
     fn sixty_six_banks() {
-        // The entry's 32 bytes are pinned by `hierarchical-wheel`'s test: the type is shared.
+        // The entry's 32 bytes are pinned by `wheel_core`'s test: the type is shared.
         assert_eq!(BANKS, 66);
     }
 

@@ -85,7 +85,7 @@ macro_rules! for_each_implementation {
             quad_heap::QuadHeapTimers, "quad-heap", "4-ary min-heap (libev, Go runtime) with each node's four children in one 64-byte line";
             skiplist::SkipListTimers, "skiplist", "arena-based skip list ordered by (deadline, slot): O(log n) expected start/stop, O(1) minimum";
             hashed_wheel::HashedWheel, "hashed-wheel", "one power-of-two wheel hashed by deadline (Varghese & Lauck scheme 6); a min-heap of occupied slots jumps over empty ticks";
-            hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "levels of 64 slots with 64-bit occupancy bitmaps (tokio, Linux); cascades down a level as slots come due; 11 levels cover all of u64";
+            hierarchical_wheel::HierarchicalWheel, "hierarchical-wheel", "a 4,096-slot ring for deadlines less than 4,096 ticks ahead (Linux tv1) under levels of 64 slots with 64-bit occupancy bitmaps (tokio); cascades down a level as slots come due; 9 levels cover the rest of u64";
             incremental_wheel::IncrementalWheel, "incremental-wheel", "hierarchical-wheel with incremental cascading: each clock move re-files a share of every level's next slot into a stage that becomes the lower levels when the slot comes due (no whole-slot cascade while the clock moves in steps); exact";
             kafka_wheel::KafkaWheel, "kafka-wheel", "Kafka's purgatory timer: 20-slot wheels, lazily created overflow wheels, a priority queue of buckets that moves the clock only to bucket expirations";
             timeout_lists::TimeoutLists, "timeout-lists", "one FIFO list per distinct delay (Node.js timers, libevent common timeouts) and a min-heap of the lists by head deadline: O(1) start/stop for a fixed timeout";

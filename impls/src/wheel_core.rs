@@ -1,20 +1,117 @@
-//! The timer-queue operations `hierarchical-wheel` and `incremental-wheel` share: both keep
-//! the same [`Entry`] in an arena, the same [`DueList`] for deadlines at or before the
-//! clock, and find their earliest slot by occupancy bitmaps, so `start`, `stop`, `restart`
-//! and `next_deadline` are written once here over the [`BitmapWheel`] trait, and each wheel
-//! supplies only how it files, unlinks and finds a slot.
+//! What `hierarchical-wheel` and `incremental-wheel` share: the [`Entry`] both keep in an
+//! arena, the geometry of 6-bit levels (tokio's: a level of 64 slots, its occupancy in one
+//! `u64`), and `start`, `stop`, `restart` and `next_deadline`, written once here over the
+//! [`BitmapWheel`] trait. Each wheel supplies only how it files, unlinks and finds a slot.
+//!
+//! # The geometry of 6-bit levels
+//!
+//! Level `L` resolves bits `6L..6L + 6` of a deadline (its *digit* there is its slot), and
+//! a deadline `>= now` belongs to the level of the highest bit where it differs from `now`.
+//! Eleven levels cover a `u64`, the last one holding the top four bits.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId};
 use crate::due_list::DueList;
-use crate::hierarchical_wheel::{Entry, slot_start};
+
+/// Bits of the deadline each level resolves.
+pub(crate) const BITS_PER_LEVEL: u32 = 6;
+/// Slots per level: one occupancy bit each in a `u64`.
+pub(crate) const SLOTS: usize = 1 << BITS_PER_LEVEL;
+/// Levels needed for 64-bit deadlines: 10 full levels of 6 bits and a last one of 4 bits.
+pub(crate) const DIGIT_LEVELS: usize = 64_usize.div_ceil(BITS_PER_LEVEL as usize);
+
+/// The level a `deadline > now` (or `== now`) belongs to: where the highest bit that
+/// differs from `now` lies. OR-ing 63 makes every difference within the low six bits (and
+/// no difference at all) read as level 0.
+#[inline]
+pub(crate) fn level_for(now: Tick, deadline: Tick) -> usize {
+    let highest_differing_bit = 63 - ((now ^ deadline) | 63).leading_zeros();
+    (highest_differing_bit / BITS_PER_LEVEL) as usize
+}
+
+/// The slot of `deadline` at `level`: its digit there.
+#[inline]
+pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
+    ((deadline >> (level as u32 * BITS_PER_LEVEL)) as usize) & (SLOTS - 1)
+}
+
+/// The first tick of slot `slot` of `level`, seen from `now`: `now`'s bits above the level
+/// with the level's digit set to `slot` and everything below zero. The level above the last
+/// one starts at bit 66, beyond `u64`, so there nothing of `now` is kept.
+#[inline]
+pub(crate) fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
+    let level_shift = level as u32 * BITS_PER_LEVEL;
+    let above = now.checked_shr(level_shift + BITS_PER_LEVEL).unwrap_or(0);
+    let above = above.checked_shl(level_shift + BITS_PER_LEVEL).unwrap_or(0);
+    above | ((slot as Tick) << level_shift)
+}
+
+/// One pending timer, stored in the arena. The arena link is the `next` pointer of the list
+/// named by `home`.
+pub(crate) struct Entry<V> {
+    pub(crate) deadline: Tick,
+    pub(crate) value: V,
+    prev: u32,
+    /// The list the entry is on: a slot's number in the wheel's table of heads, or the
+    /// wheel's `DUE`.
+    pub(crate) home: u32,
+}
+
+crate::impl_linked!(Entry);
+
+impl<V> Entry<V> {
+    /// A timer not yet on any list.
+    #[inline]
+    pub(crate) fn new(deadline: Tick, value: V) -> Self {
+        Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home: NIL,
+        }
+    }
+
+    /// Makes the entry the head of list `home` (its `next`, the old head, is the caller's
+    /// to write).
+    #[inline]
+    pub(crate) fn make_head(&mut self, home: u32) {
+        self.home = home;
+        self.prev = NIL;
+    }
+}
+
+/// Frees every entry of the detached list starting at `index` and reports each to
+/// `on_fire`, in list order, counting one unit of `work` per entry.
+#[inline]
+pub(crate) fn fire_list<V, F: FnMut(TimerId, V, Tick)>(
+    entries: &mut Arena<Entry<V>>,
+    mut index: u32,
+    work: &mut u64,
+    on_fire: &mut F,
+) {
+    while index != NIL {
+        let id = entries.id(index);
+        let (next, entry) = entries.remove(index);
+        *work += 1;
+        on_fire(id, entry.value, entry.deadline);
+        index = next;
+    }
+}
+
+/// A wheel's earliest occupied slot: its level and slot, and the first tick it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotAt {
+    pub(crate) level: usize,
+    pub(crate) slot: usize,
+    pub(crate) start: Tick,
+}
 
 /// What a bitmap wheel supplies to the shared operations.
 pub(crate) trait BitmapWheel<V> {
     /// The `home` of an entry on the due list.
     const DUE: u32;
 
-    /// The arena and the due list, both mutably.
+    /// The arena, the due list and the work counter, all mutably.
     fn parts(&mut self) -> (&mut Arena<Entry<V>>, &mut DueList, &mut u64);
 
     /// The internal clock.
@@ -22,20 +119,21 @@ pub(crate) trait BitmapWheel<V> {
 
     /// Takes the live entry `index` off its list (slot or due list), keeping the wheel's
     /// bookkeeping true; the entry stays in the arena.
-    fn unlink_entry(&mut self, index: u32);
+    fn unlink(&mut self, index: u32);
 
-    /// Files the live entry `index`, whose deadline is `> clock()`, into the wheel.
-    fn file_entry(&mut self, index: u32);
+    /// Files the live entry `index`, whose deadline is `>= clock()`, into the wheel.
+    fn file(&mut self, index: u32);
 
-    /// The earliest occupied slot as `(level, slot)`, counting one unit of work.
-    fn earliest(&mut self) -> Option<(usize, usize)>;
+    /// The earliest occupied slot, counting one unit of work; its `start` is exact where
+    /// the slot is one tick, a lower bound of its deadlines above.
+    fn earliest(&mut self) -> Option<SlotAt>;
 
     /// Inserts `entry`, whose deadline is `> clock()`, and files it into the wheel. By
-    /// default an insertion then [`file_entry`](BitmapWheel::file_entry); a wheel that can
-    /// write the entry's list links as it inserts it overrides this.
+    /// default an insertion then [`file`](BitmapWheel::file); a wheel that can write the
+    /// entry's list links as it inserts it overrides this.
     fn insert_filed(&mut self, entry: Entry<V>) -> TimerId {
         let id = self.parts().0.insert(NIL, entry);
-        self.file_entry(id.index());
+        self.file(id.index());
         id
     }
 }
@@ -65,7 +163,7 @@ pub(crate) fn start<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: 
 #[inline]
 pub(crate) fn stop<V, W: BitmapWheel<V>>(wheel: &mut W, id: TimerId) -> Option<V> {
     let index = wheel.parts().0.resolve(id)?;
-    wheel.unlink_entry(index);
+    wheel.unlink(index);
     let (entries, _, work) = wheel.parts();
     *work += 1;
     Some(entries.remove(index).1.value)
@@ -83,26 +181,57 @@ pub(crate) fn restart<V, W: BitmapWheel<V>>(
     let Some(index) = wheel.parts().0.resolve(id) else {
         return (start(wheel, deadline, value), None);
     };
-    wheel.unlink_entry(index);
+    wheel.unlink(index);
     let (entries, _, work) = wheel.parts();
     *work += 1;
     let (id, old) = entries.reissue(index, Entry::new(deadline, value));
     if deadline <= wheel.clock() {
         file_due(wheel, index);
     } else {
-        wheel.file_entry(index);
+        wheel.file(index);
     }
     (id, Some(old.value))
 }
 
-/// `next_deadline`: the due minimum (exact), else the earliest slot's start (exact at level
-/// 0, a lower bound above).
+/// `next_deadline`: the due minimum (exact), else the earliest slot's start (exact where a
+/// slot is one tick, a lower bound above).
 #[inline]
 pub(crate) fn next_deadline<V, W: BitmapWheel<V>>(wheel: &mut W) -> Option<Tick> {
     let (entries, due, work) = wheel.parts();
     if let Some(min) = due.min(entries, work) {
         return Some(min);
     }
-    let (level, slot) = wheel.earliest()?;
-    Some(slot_start(wheel.clock(), level, slot))
+    wheel.earliest().map(|at| at.start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_entry_is_32_bytes() {
+        assert_eq!(Arena::<Entry<u64>>::SLOT_BYTES, 32);
+    }
+
+    #[test]
+    fn geometry() {
+        assert_eq!(DIGIT_LEVELS, 11);
+        assert_eq!(level_for(0, 0), 0);
+        assert_eq!(level_for(0, 63), 0);
+        assert_eq!(level_for(0, 64), 1);
+        assert_eq!(level_for(0, 4095), 1);
+        assert_eq!(level_for(0, 4096), 2);
+        assert_eq!(level_for(0, (1 << 36) - 1), 5);
+        assert_eq!(level_for(0, 1 << 36), 6);
+        assert_eq!(level_for(0, 1 << 59), 9);
+        assert_eq!(level_for(0, 1 << 60), 10);
+        assert_eq!(level_for(0, u64::MAX), 10);
+        assert_eq!(level_for(u64::MAX - 1, u64::MAX), 0);
+        assert_eq!(level_for(63, 64), 1);
+        assert_eq!(slot_for(u64::MAX, 10), 15);
+        assert_eq!(slot_start(12345, 10, 15), 15 << 60);
+        assert_eq!(slot_start(u64::MAX - 5, 0, 63), u64::MAX);
+        assert_eq!(slot_start(u64::MAX - 5, 9, 63), (0xF << 60) | (63 << 54));
+        assert_eq!(slot_start(0x1234_5678, 1, 2), 0x1234_5000 | 2 << 6);
+    }
 }
