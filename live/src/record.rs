@@ -5,7 +5,11 @@ use crate::measure::spread;
 use crate::schedule::Schedule;
 use crate::tcp_server::TcpOutcome;
 use crate::{Config, LiveRun};
-use timerbench_results::live::{Arrivals, LIVE_SCHEMA, LatenessParts, LiveRecord, TcpFigures};
+use hdrhistogram::Histogram;
+use timerbench_results::histogram::encode_v2;
+use timerbench_results::live::{
+    Arrivals, LIVE_SCHEMA, LatenessParts, LiveHistograms, LiveRecord, TcpFigures,
+};
 
 /// Where the record was made, read once per command.
 #[derive(Debug, Clone, Default)]
@@ -132,7 +136,17 @@ pub fn record(
         timerfd_rearms: run.rearms,
         missed_ticks: outcome.missed_ticks,
         tcp,
+        histograms: histograms(&lateness.total, &run.baseline),
     }
+}
+
+/// Both lateness histograms encoded for the record; `None` (the record keeps its
+/// percentiles) in the unlikely case that one cannot be serialised.
+fn histograms(lateness: &Histogram<u64>, baseline: &Histogram<u64>) -> Option<LiveHistograms> {
+    Some(LiveHistograms {
+        lateness_v2: encode_v2(lateness).ok()?,
+        baseline_v2: encode_v2(baseline).ok()?,
+    })
 }
 
 /// The TCP figures: a close is on time within the declared lateness (the structure's

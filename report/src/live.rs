@@ -3,7 +3,9 @@
 //! record.
 
 use crate::extras::first_appearance;
-use crate::figures::thousands;
+use crate::figures::{decode_histogram, thousands};
+use anyhow::Context;
+use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 use timerbench_results::live::{LiveRecord, Spread, read_live};
 
@@ -99,10 +101,56 @@ pub fn per_second(rate: f64) -> String {
     }
 }
 
+/// The lateness of a record against its percentile: from its histogram where the record
+/// has one (schema 3), else through its spread's four points; `bare` picks the bare
+/// loop's. A histogram that does not decode is an error naming what it was.
+pub fn lateness_curve(record: &LiveRecord, bare: bool) -> anyhow::Result<Vec<(f64, f64)>> {
+    let spread = if bare {
+        &record.baseline
+    } else {
+        &record.lateness.total
+    };
+    let Some(histograms) = &record.histograms else {
+        return Ok(spread_curve(spread));
+    };
+    let (encoded, what) = if bare {
+        (&histograms.baseline_v2, "baseline_v2")
+    } else {
+        (&histograms.lateness_v2, "lateness_v2")
+    };
+    let histogram = decode_histogram(encoded).with_context(|| {
+        format!(
+            "{} with {}: the histogram `{what}` does not decode",
+            record.implementation, record.wait
+        )
+    })?;
+    Ok(histogram_curve(&histogram))
+}
+
+/// Quantiles of a whole histogram as the percentile charts draw them: (1 / (1 − p), ns)
+/// for p = 1 − 1/2, 1 − 1/4, ... (two points per halving of the tail beyond the median)
+/// while the count resolves p, then the largest at the count.
+pub fn histogram_curve(histogram: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let count = histogram.len() as f64;
+    if count == 0.0 {
+        return Vec::new();
+    }
+    let mut points = Vec::new();
+    let mut x = 2.0_f64;
+    while x <= count {
+        let ns = histogram.value_at_quantile(1.0 - 1.0 / x);
+        points.push((x, ns.max(1) as f64));
+        x *= std::f64::consts::SQRT_2;
+    }
+    points.push((count.max(2.0), histogram.max().max(1) as f64));
+    points
+}
+
 /// The lateness of a spread against its percentile, as the report's percentile charts draw
 /// it: points (1 / (1 − p), ns) at the median, at p99 and p99.9 when the count resolves
-/// them, and the largest at the count. A live record keeps these four figures, not its
-/// histogram, so the curve runs through them. Drawn on a log axis, so 0 is drawn at 1 ns.
+/// them, and the largest at the count. A record before schema 3 keeps these four figures,
+/// not its histogram, so the curve runs through them. Drawn on a log axis, so 0 is drawn
+/// at 1 ns.
 pub fn spread_curve(spread: &Spread) -> Vec<(f64, f64)> {
     if spread.count == 0 {
         return Vec::new();
@@ -148,5 +196,25 @@ mod tests {
             vec![(2.0, 10.0), (100.0, 20.0), (200.0, 40.0)]
         );
         assert!(spread_curve(&Spread::default()).is_empty());
+    }
+
+    #[test]
+    fn a_whole_histogram_is_drawn_through_its_tail_to_its_largest() {
+        let mut histogram = Histogram::<u64>::new(3).unwrap();
+        for ns in 1..=1000 {
+            histogram.record(ns * 1000).unwrap();
+        }
+        let curve = histogram_curve(&histogram);
+        assert_eq!(curve[0].0, 2.0);
+        assert!((curve[0].1 / 500_000.0 - 1.0).abs() < 0.01, "{curve:?}");
+        assert_eq!(curve.last().map(|p| p.0), Some(1000.0));
+        assert!((curve.last().unwrap().1 - 1_000_000.0).abs() < 1000.0);
+        assert!(curve.len() > 4, "more points than the four of a spread");
+        assert!(
+            curve
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+        );
+        assert!(histogram_curve(&Histogram::<u64>::new(3).unwrap()).is_empty());
     }
 }

@@ -13,8 +13,8 @@ pub const LIVE_FILE: &str = "live.jsonl";
 
 /// The version of the live record this build writes; it reads this one and the ones
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
-/// record, which reads as `None`.
-pub const LIVE_SCHEMA: u32 = 2;
+/// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones.
+pub const LIVE_SCHEMA: u32 = 3;
 
 /// The oldest live record version this build reads.
 pub const OLDEST_LIVE_SCHEMA: u32 = 1;
@@ -201,6 +201,20 @@ pub struct LiveRecord {
     /// version-1 record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpFigures>,
+    /// The whole lateness distributions behind `lateness.total` and `baseline`, so that a
+    /// reader can draw their CDFs; `None` in records before version 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<LiveHistograms>,
+}
+
+/// A live run's lateness histograms, HdrHistogram V2 in base64 (as `histogram_v2` in
+/// `results.jsonl`), in nanoseconds at three significant digits.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveHistograms {
+    /// Callback minus deadline of every firing (`lateness.total`).
+    pub lateness_v2: String,
+    /// The bare loop's lateness (`baseline`).
+    pub baseline_v2: String,
 }
 
 /// Appends `record` as one line to `folder/live.jsonl`, creating both if needed.
@@ -287,6 +301,7 @@ mod tests {
             timerfd_rearms: 0,
             missed_ticks: 0,
             tcp: None,
+            histograms: None,
         }
     }
 
@@ -333,5 +348,28 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         append_live(folder.path(), &tcp).unwrap();
         assert_eq!(read_live(&path).unwrap(), vec![tcp]);
+    }
+
+    #[test]
+    fn histograms_round_trip_and_are_absent_from_a_record_without_them() {
+        assert!(
+            serde_json::to_value(record())
+                .unwrap()
+                .get("histograms")
+                .is_none()
+        );
+        let with = LiveRecord {
+            histograms: Some(LiveHistograms {
+                lateness_v2: "HISTFAAAAB".into(),
+                baseline_v2: "HISTFAAAAC".into(),
+            }),
+            ..record()
+        };
+        let folder = tempfile::tempdir().unwrap();
+        append_live(folder.path(), &with).unwrap();
+        assert_eq!(
+            read_live(&folder.path().join(LIVE_FILE)).unwrap(),
+            vec![with]
+        );
     }
 }

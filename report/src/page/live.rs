@@ -13,8 +13,9 @@ use super::charts::scoped_figure;
 use super::format::slug;
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
 use crate::figures::thousands;
-use crate::live::{LiveSource, micros, per_second, spread_curve, wait_index, wait_label};
+use crate::live::{LiveSource, lateness_curve, micros, per_second, wait_index, wait_label};
 use crate::style::{Dash, LineStyle, Marker, PALETTE, nth};
+use anyhow::Context as _;
 use maud::{Markup, html};
 use std::collections::BTreeSet;
 use timerbench_results::live::LiveRecord;
@@ -69,9 +70,10 @@ fn introduction() -> Markup {
             em { "Idle wakeups/s" } ": the same loop with nothing pending and nothing \
              arriving, where a deadline-driven loop should not wake and a tick-driven one wakes \
              every period. " em { "Status" } ": whether the firings agree with the reference \
-             model for the operations as applied. The charts draw the lateness at the \
-             percentiles a record keeps (p50, p99, p99.9 when the firings resolve it, and the \
-             largest): a live record holds those figures, not its whole histogram."
+             model for the operations as applied. The charts draw each run's whole lateness \
+             distribution (a CDF on a log scale of 1 / (1 − p)); a record written before live \
+             schema 3 keeps only p50, p99, p99.9 and the largest, and is drawn through \
+             those."
         }
     }
 }
@@ -287,7 +289,7 @@ fn lateness_charts(
     for structure in source.structures(workload) {
         let mut series = Vec::new();
         for record in latest_by_wait(source, workload, structure) {
-            for (bare, spread) in [(false, &record.lateness.total), (true, &record.baseline)] {
+            for bare in [false, true] {
                 let (color, style) = wait_look(&record.wait, bare);
                 let name = if bare {
                     format!("bare {}", record.wait)
@@ -299,7 +301,8 @@ fn lateness_charts(
                     color,
                     style,
                     hollow: false,
-                    points: spread_curve(spread),
+                    points: lateness_curve(record, bare)
+                        .with_context(|| format!("{}", source.path.display()))?,
                 });
             }
         }

@@ -41,6 +41,7 @@ fn record(implementation: &str, wait: &str) -> LiveRecord {
         timerfd_rearms: 0,
         missed_ticks: 0,
         tcp: None,
+        histograms: None,
     }
 }
 
