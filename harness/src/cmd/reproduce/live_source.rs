@@ -8,7 +8,7 @@
 //! measured.
 
 use super::experiments::Experiment;
-use super::sources::{Measured, Reading, and_list, finite, read_path};
+use super::sources::{Measured, Reading, derived_names, finite, record_path, unknown_field};
 use crate::cmd::live::parse_duration;
 use anyhow::Context;
 use clap::Parser;
@@ -379,20 +379,11 @@ pub fn check_field(field: &str) -> Result<(), String> {
     if DERIVED_FIELDS.iter().any(|(name, _)| *name == field) || FIELD_ROOTS.contains(&root) {
         return Ok(());
     }
-    Err(format!(
-        "field `{field}`: a live field is a dotted path into a live record under {} \
-         (results/FORMAT.md, `live.jsonl`), or {}",
-        and_list(
-            &FIELD_ROOTS
-                .iter()
-                .map(|r| r.to_string())
-                .collect::<Vec<_>>()
-        ),
-        DERIVED_FIELDS
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
+    Err(unknown_field(
+        field,
+        "live",
+        FIELD_ROOTS,
+        &derived_names(DERIVED_FIELDS),
     ))
 }
 
@@ -412,24 +403,15 @@ pub fn read_value(record: &LiveRecord, field: &str) -> Result<f64, String> {
         "wake_p50_fraction_of_tick" => {
             record.lateness.wake.p50_ns as f64 / record.tick_ns.max(1) as f64
         }
-        path => {
-            let json = serde_json::to_value(record).map_err(|e| e.to_string())?;
-            read_path(&json, path)?
-        }
+        path => record_path(record, path)?,
     };
     finite(field, value)
 }
 
 fn reading(point: u64, series: &str, record: &Result<LiveRecord, String>, field: &str) -> Reading {
-    let (status, value) = match record {
-        Ok(record) => (record.status.clone(), read_value(record, field)),
-        Err(why) => ("missing".to_string(), Err(why.clone())),
-    };
-    Reading {
-        point,
-        series: series.to_string(),
-        status,
-        value,
+    match record {
+        Ok(record) => Reading::new(point, series, &record.status, read_value(record, field)),
+        Err(why) => Reading::new(point, series, "missing", Err(why.clone())),
     }
 }
 

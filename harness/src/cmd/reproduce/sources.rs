@@ -151,6 +151,17 @@ pub struct Reading {
     pub value: Result<f64, String>,
 }
 
+impl Reading {
+    pub fn new(point: u64, series: &str, status: &str, value: Result<f64, String>) -> Self {
+        Reading {
+            point,
+            series: series.to_string(),
+            status: status.to_string(),
+            value,
+        }
+    }
+}
+
 /// What a source measured, for the finding.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -393,6 +404,32 @@ pub fn finite(field: &str, value: f64) -> Result<f64, String> {
     } else {
         Err(format!("{field} is not a finite number"))
     }
+}
+
+/// Why a source cannot read `field`: a `kind` record (`live`, `threads`) takes the dotted
+/// paths under `roots` and the fields `others` names.
+pub fn unknown_field(field: &str, kind: &str, roots: &[&str], others: &str) -> String {
+    let roots: Vec<String> = roots.iter().map(|root| root.to_string()).collect();
+    format!(
+        "field `{field}`: a {kind} field is a dotted path into a {kind} record under {} \
+         (results/FORMAT.md, `{kind}.jsonl`), or {others}",
+        and_list(&roots)
+    )
+}
+
+/// The names of a source's derived fields, comma-separated.
+pub fn derived_names(derived: &[(&str, &str)]) -> String {
+    derived
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A record's value at the dotted `path` (its JSON form, as FORMAT.md names the fields).
+pub fn record_path<T: serde::Serialize>(record: &T, path: &str) -> Result<f64, String> {
+    let json = serde_json::to_value(record).map_err(|e| e.to_string())?;
+    read_path(&json, path)
 }
 
 /// `1, 2 and 4`.

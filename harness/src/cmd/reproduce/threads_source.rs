@@ -9,7 +9,9 @@
 //! (producers plus the ticker and owner threads above the cores).
 
 use super::experiments::Experiment;
-use super::sources::{Measured, Reading, and_list, finite, read_path};
+use super::sources::{
+    Measured, Reading, and_list, derived_names, finite, record_path, unknown_field,
+};
 use anyhow::Context;
 use clap::Parser;
 use serde::Deserialize;
@@ -311,21 +313,11 @@ pub fn check_field(field: &str) -> Result<(), String> {
     if field == "ns_per_op" || calls || FIELD_ROOTS.contains(&root) {
         return Ok(());
     }
-    Err(format!(
-        "field `{field}`: a threads field is a dotted path into a threads record under {} \
-         (results/FORMAT.md, `threads.jsonl`), or {} (KIND start, stop or restart)",
-        and_list(
-            &FIELD_ROOTS
-                .iter()
-                .map(|r| r.to_string())
-                .collect::<Vec<_>>()
-        ),
-        DERIVED_FIELDS
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let others = format!(
+        "{} (KIND start, stop or restart)",
+        derived_names(DERIVED_FIELDS)
+    );
+    Err(unknown_field(field, "threads", FIELD_ROOTS, &others))
 }
 
 /// The field's value in a record; a run that did not verify has none.
@@ -346,35 +338,22 @@ pub fn read_value(record: &ThreadsRecord, field: &str) -> Result<f64, String> {
             .max()
             .ok_or_else(|| format!("no producer made a {kind} call with a {percentile}"))?
             as f64,
-        _ => {
-            let json = serde_json::to_value(record).map_err(|e| e.to_string())?;
-            read_path(&json, field)?
-        }
+        _ => record_path(record, field)?,
     };
     finite(field, value)
 }
 
 fn reading(point: u64, series: &str, record: Option<&ThreadsRecord>, field: &str) -> Reading {
-    let (status, value) = match record {
-        Some(record) => (
-            if record.verified {
+    match record {
+        Some(record) => {
+            let status = if record.verified {
                 "verified"
             } else {
                 "unverified"
-            }
-            .to_string(),
-            read_value(record, field),
-        ),
-        None => (
-            "missing".to_string(),
-            Err("no record of the run".to_string()),
-        ),
-    };
-    Reading {
-        point,
-        series: series.to_string(),
-        status,
-        value,
+            };
+            Reading::new(point, series, status, read_value(record, field))
+        }
+        None => Reading::new(point, series, "missing", Err("no record of the run".into())),
     }
 }
 
