@@ -8,7 +8,10 @@
 //! measured.
 
 use super::experiments::Experiment;
-use super::sources::{Measured, Reading, derived_names, finite, record_path, unknown_field};
+use super::sources::{
+    Measured, Reading, check_family_and_choices, derived_names, finite, param_words, record_path,
+    unknown_field,
+};
 use crate::cmd::live::parse_duration;
 use anyhow::Context;
 use clap::Parser;
@@ -122,7 +125,7 @@ impl LiveSource {
     /// `keepalive timeout=200`: the family and its parameters.
     pub fn workload_words(&self) -> String {
         let mut words = vec![self.family.clone()];
-        words.extend(self.param_words());
+        words.extend(param_words(&self.params));
         words.join(" ")
     }
 
@@ -134,39 +137,13 @@ impl LiveSource {
         }
     }
 
-    fn param_words(&self) -> Vec<String> {
-        self.params
-            .iter()
-            .map(|(key, value)| match value {
-                toml::Value::String(text) => format!("{key}={text}"),
-                other => format!("{key}={other}"),
-            })
-            .collect()
-    }
-
     /// The checks when the file is read: implementations, waits, durations, the sweep's
     /// sizes, the fields.
     pub fn check(&self, experiment: &Experiment) -> Result<(), String> {
         for implementation in &experiment.implementations {
             Variant::parse(implementation).map_err(|why| format!("implementations: {why}"))?;
         }
-        if self.waits.is_empty() {
-            return Err("live.waits: at least one wait strategy".to_string());
-        }
-        for wait in &self.waits {
-            if !WAITS.contains(&wait.as_str()) {
-                return Err(format!(
-                    "live.waits: `{wait}` is not one of {}",
-                    WAITS.join(", ")
-                ));
-            }
-        }
-        if timerbench_workloads::families::find(&self.family).is_none() {
-            return Err(format!(
-                "live.family: no family `{}` (timerbench list)",
-                self.family
-            ));
-        }
+        check_family_and_choices("live", &self.family, ("waits", &self.waits), WAITS)?;
         for (name, value) in [
             ("tick", &self.tick),
             ("duration", &self.duration),
@@ -255,7 +232,7 @@ impl LiveSource {
         } {
             words.extend(["--ops".into(), ops.to_string()]);
         }
-        for param in self.param_words() {
+        for param in param_words(&self.params) {
             words.extend(["--param".into(), param]);
         }
         words.extend(["--tick".into(), tick]);

@@ -13,6 +13,7 @@ use super::experiments::{Experiment, FigureSpec};
 use super::figures::{Computed, Orders, Payload, log_log_slope};
 use super::verdict::number_words;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use timerbench_results::{CellReading, Finding, RESULTS_FILE, Verdict};
 
@@ -430,6 +431,42 @@ pub fn derived_names(derived: &[(&str, &str)]) -> String {
 pub fn record_path<T: serde::Serialize>(record: &T, path: &str) -> Result<f64, String> {
     let json = serde_json::to_value(record).map_err(|e| e.to_string())?;
     read_path(&json, path)
+}
+
+/// A family's parameters as `KEY=VALUE` words (a string without its quotes).
+pub fn param_words(params: &BTreeMap<String, toml::Value>) -> Vec<String> {
+    params
+        .iter()
+        .map(|(key, value)| match value {
+            toml::Value::String(text) => format!("{key}={text}"),
+            other => format!("{key}={other}"),
+        })
+        .collect()
+}
+
+/// The checks of a source's `family` and of its list `key` (waits, schemes): a known
+/// family, and a non-empty list of names from `allowed`; `section` prefixes the message.
+pub fn check_family_and_choices(
+    section: &str,
+    family: &str,
+    (key, chosen): (&str, &[String]),
+    allowed: &[&str],
+) -> Result<(), String> {
+    if chosen.is_empty() {
+        return Err(format!("{section}.{key}: at least one"));
+    }
+    if let Some(unknown) = chosen.iter().find(|c| !allowed.contains(&c.as_str())) {
+        return Err(format!(
+            "{section}.{key}: `{unknown}` is not one of {}",
+            allowed.join(", ")
+        ));
+    }
+    if timerbench_workloads::families::find(family).is_none() {
+        return Err(format!(
+            "{section}.family: no family `{family}` (timerbench list)"
+        ));
+    }
+    Ok(())
 }
 
 /// `1, 2 and 4`.

@@ -10,7 +10,8 @@
 
 use super::experiments::Experiment;
 use super::sources::{
-    Measured, Reading, and_list, derived_names, finite, record_path, unknown_field,
+    Measured, Reading, and_list, check_family_and_choices, derived_names, finite, param_words,
+    record_path, unknown_field,
 };
 use anyhow::Context;
 use clap::Parser;
@@ -101,18 +102,8 @@ impl ThreadsSource {
             "{}, {} timers, {} ops",
             self.family, self.timers, self.ops
         )];
-        words.extend(self.param_words());
+        words.extend(param_words(&self.params));
         words.join(" ")
-    }
-
-    fn param_words(&self) -> Vec<String> {
-        self.params
-            .iter()
-            .map(|(key, value)| match value {
-                toml::Value::String(text) => format!("{key}={text}"),
-                other => format!("{key}={other}"),
-            })
-            .collect()
     }
 
     /// The checks when the file is read.
@@ -127,23 +118,7 @@ impl ThreadsSource {
                 ));
             }
         }
-        if self.schemes.is_empty() {
-            return Err("threads.schemes: at least one scheme".to_string());
-        }
-        for scheme in &self.schemes {
-            if !SCHEMES.contains(&scheme.as_str()) {
-                return Err(format!(
-                    "threads.schemes: `{scheme}` is not one of {}",
-                    SCHEMES.join(", ")
-                ));
-            }
-        }
-        if timerbench_workloads::families::find(&self.family).is_none() {
-            return Err(format!(
-                "threads.family: no family `{}` (timerbench list)",
-                self.family
-            ));
-        }
+        check_family_and_choices("threads", &self.family, ("schemes", &self.schemes), SCHEMES)?;
         if [self.timers, self.quick_timers, self.ops, self.quick_ops].contains(&0) {
             return Err("threads: timers, quick_timers, ops and quick_ops are at least 1".into());
         }
@@ -193,7 +168,7 @@ impl ThreadsSource {
         };
         words.extend(["--timers".into(), timers.to_string()]);
         words.extend(["--ops".into(), ops.to_string()]);
-        for param in self.param_words() {
+        for param in param_words(&self.params) {
             words.extend(["--param".into(), param]);
         }
         if let Some(cross) = self.cross {
