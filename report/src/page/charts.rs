@@ -56,6 +56,52 @@ pub(super) fn figure_or(
     scoped_figure(chart, caption, empty, None, drawn)
 }
 
+/// How a set of per-structure charts is named and captioned: chart `{id}-{structure}`,
+/// titled `{structure}: {title}`.
+pub(super) struct PerStructure<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub caption: &'a str,
+    pub empty: &'a str,
+    pub scope: &'a str,
+}
+
+/// One chart per structure on the same axes, which `fit` draws from every point of every
+/// structure, so that the charts read against each other.
+pub(super) fn per_structure_figures(
+    per_structure: Vec<(&str, Vec<Series>)>,
+    fit: impl FnOnce(&[(f64, f64)]) -> (Axis, Axis),
+    look: &PerStructure,
+    drawn: &mut Vec<Chart>,
+) -> anyhow::Result<Vec<Markup>> {
+    let points: Vec<(f64, f64)> = per_structure
+        .iter()
+        .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()))
+        .collect();
+    let (x, y) = fit(&points);
+    let mut figures = Vec::new();
+    for (structure, series) in per_structure {
+        let chart = Chart {
+            id: format!("{}-{}", look.id, slug(structure)),
+            title: format!("{structure}: {}", look.title),
+            x: x.clone(),
+            y: y.clone(),
+            series,
+            markers: true,
+            small: false,
+            labelled: false,
+        };
+        figures.push(scoped_figure(
+            chart,
+            look.caption,
+            look.empty,
+            Some(look.scope),
+            drawn,
+        )?);
+    }
+    Ok(figures)
+}
+
 /// [`figure_or`] for a chart whose lines are not implementations (wait strategies,
 /// sharing schemes): its `data-scope` keeps their names and looks apart from the
 /// implementations' when the rendered page is checked (`.ci/render-report`).

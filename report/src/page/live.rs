@@ -9,7 +9,7 @@
 //! ([`super::charts::scoped_figure`]): one look per name within it, the same in every chart.
 
 use super::Context;
-use super::charts::scoped_figure;
+use super::charts::{PerStructure, per_structure_figures, scoped_figure};
 use super::format::slug;
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
 use crate::figures::thousands;
@@ -308,44 +308,29 @@ fn lateness_charts(
         }
         per_structure.push((structure, series));
     }
-    let all = || {
-        per_structure
-            .iter()
-            .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()))
+    let fit = |points: &[(f64, f64)]| {
+        let x = Axis::fit(
+            "percentile (log scale of 1 / (1 − p))",
+            Scale::Log,
+            Unit::Percentile,
+            points.iter().map(|p| p.0),
+        );
+        let y = Axis::fit(
+            "lateness on the wall clock (log scale)",
+            Scale::Log,
+            Unit::Nanoseconds,
+            points.iter().map(|p| p.1),
+        );
+        (x, y)
     };
-    let x = Axis::fit(
-        "percentile (log scale of 1 / (1 − p))",
-        Scale::Log,
-        Unit::Percentile,
-        all().map(|p| p.0),
-    );
-    let y = Axis::fit(
-        "lateness on the wall clock (log scale)",
-        Scale::Log,
-        Unit::Nanoseconds,
-        all().map(|p| p.1),
-    );
-    let mut figures = Vec::new();
-    for (structure, series) in per_structure {
-        let chart = Chart {
-            id: format!("{id}-lateness-{}", slug(structure)),
-            title: format!("{structure}: lateness by percentile"),
-            x: x.clone(),
-            y: y.clone(),
-            series,
-            markers: true,
-            small: false,
-            labelled: false,
-        };
-        figures.push(scoped_figure(
-            chart,
-            "Solid: the structure's lateness per wait strategy; dotted: the bare loop's.",
-            "no firing to draw",
-            Some(LATENESS_SCOPE),
-            drawn,
-        )?);
-    }
-    Ok(figures)
+    let look = PerStructure {
+        id: &format!("{id}-lateness"),
+        title: "lateness by percentile",
+        caption: "Solid: the structure's lateness per wait strategy; dotted: the bare loop's.",
+        empty: "no firing to draw",
+        scope: LATENESS_SCOPE,
+    };
+    per_structure_figures(per_structure, fit, &look, drawn)
 }
 
 /// The loop's CPU time per wall second against its wakeups per second, one point per

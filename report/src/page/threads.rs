@@ -8,7 +8,7 @@
 //! ([`super::charts::scoped_figure`]).
 
 use super::Context;
-use super::charts::scoped_figure;
+use super::charts::{PerStructure, per_structure_figures};
 use super::format::slug;
 use crate::charts::{Axis, Chart, Scale, Series, Unit};
 use crate::figures::thousands;
@@ -221,47 +221,32 @@ fn throughput_charts(
             (structure, series)
         })
         .collect();
-    let all = || {
-        per_structure
-            .iter()
-            .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()))
-    };
     // Threads on a log axis: 1, 2, 4, ... as a larger machine runs them, no fractions;
     // throughput from zero, read against none.
-    let x = Axis::fit(
-        "producer threads (log scale)",
-        Scale::Log,
-        Unit::Count,
-        all().map(|p| p.0),
-    );
-    let y = Axis::fit(
-        "producer operations per second",
-        Scale::Linear,
-        Unit::Count,
-        all().map(|p| p.1).chain([0.0]),
-    );
+    let fit = |points: &[(f64, f64)]| {
+        let x = Axis::fit(
+            "producer threads (log scale)",
+            Scale::Log,
+            Unit::Count,
+            points.iter().map(|p| p.0),
+        );
+        let y = Axis::fit(
+            "producer operations per second",
+            Scale::Linear,
+            Unit::Count,
+            points.iter().map(|p| p.1).chain([0.0]),
+        );
+        (x, y)
+    };
     let over = oversubscribed(source, workload);
-    let mut figures = Vec::new();
-    for (structure, series) in per_structure {
-        let chart = Chart {
-            id: format!("{id}-{}", slug(structure)),
-            title: format!("{structure}: throughput against threads"),
-            x: x.clone(),
-            y: y.clone(),
-            series,
-            markers: true,
-            small: false,
-            labelled: false,
-        };
-        figures.push(scoped_figure(
-            chart,
-            &over,
-            "no run to draw",
-            Some(SCOPE),
-            drawn,
-        )?);
-    }
-    Ok(figures)
+    let look = PerStructure {
+        id,
+        title: "throughput against threads",
+        caption: &over,
+        empty: "no run to draw",
+        scope: SCOPE,
+    };
+    per_structure_figures(per_structure, fit, &look, drawn)
 }
 
 /// A scheme's look: the known schemes' in their order, others after them.
