@@ -26,6 +26,8 @@
 //! This crate's folder is also where runs land; only its sources are tracked by git.
 
 pub mod ab;
+pub mod engine;
+pub mod environment;
 pub mod findings;
 pub mod folder;
 pub mod histogram;

@@ -8,6 +8,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::engine::EngineInfo;
+pub use crate::environment::Environment;
+
 /// The version of the schema this timerbench writes, in every record and in
 /// `environment.json`. Bump it when the written form changes, and teach
 /// [`crate::version`] to read the previous one.
@@ -415,46 +418,6 @@ pub struct CellRecord {
     pub elapsed_seconds: f64,
 }
 
-/// What ran an engine cell and how its figures were made from the engine's own samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EngineInfo {
-    /// The engine's name (`go-runtime`, `jdk-delay-queue`, ...), also the cell's label.
-    pub name: String,
-    /// The runtime it ran on (`go`, the JVM's name, `sh`); empty when it never answered.
-    pub runtime: String,
-    /// The runtime's version (`go1.19.8`, `17.0.13+11-Debian-2`).
-    pub runtime_version: String,
-    /// The engine protocol's version.
-    pub protocol: u32,
-    /// `replay` (the workload replayed in virtual time, its log verified) or
-    /// `micro start-stop` (the engine's own start+stop microbenchmark on the real clock).
-    pub mode: String,
-    /// What one of `samples_ns` is per: `replay`, `start-stop pair`.
-    pub unit: String,
-    /// The engine's own samples, nanoseconds per `unit`, every process's in order.
-    pub samples_ns: Vec<f64>,
-    /// How `throughput`'s figures come from `samples_ns`, in words.
-    pub conversion: String,
-    /// Warm-up iterations of each process, and whether each settled.
-    pub warmup_iterations: Vec<u64>,
-    /// See `warmup_iterations`.
-    pub warmup_settled: Vec<bool>,
-    /// The largest peak resident set of its processes, runtime included, bytes.
-    pub peak_rss_bytes: Option<u64>,
-    /// Micro-only engines: resident timers that fell due during each process's run.
-    pub resident_fired: Vec<u64>,
-    /// The harness's wall seconds around each exchange (process and runtime start
-    /// included): the protocol's cost, never a timing of the engine.
-    pub exchange_seconds: Vec<f64>,
-}
-
-impl EngineInfo {
-    /// The median of `exchange_seconds` (NaN when there is none).
-    pub fn median_exchange_seconds(&self) -> f64 {
-        median_of(self.exchange_seconds.clone())
-    }
-}
-
 /// What a structure (or a peer with its adapter) costs with nothing to do: the two figures
 /// that tell a peer's own work from the price of driving it through the contract (a
 /// paused runtime moved per clock move, a handle map per start and stop). Measured on a
@@ -545,56 +508,6 @@ impl CellRecord {
     }
 }
 
-/// `environment.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    /// [`SCHEMA_VERSION`].
-    pub schema: u32,
-    /// The CPU model, from `/proc/cpuinfo`.
-    pub cpu: String,
-    /// Logical cores.
-    pub cores: usize,
-    /// Total memory, bytes.
-    pub memory_bytes: u64,
-    /// The operating system and kernel.
-    pub os: String,
-    /// `rustc --version` of the compiler that built timerbench.
-    pub rustc: String,
-    /// The git revision (with `-dirty` when the tree had changes).
-    pub git_revision: String,
-    /// The host name.
-    pub host: String,
-    /// The command line of the run.
-    pub command: String,
-    /// When the run started, RFC 3339, UTC.
-    pub started: String,
-    /// The suite level.
-    pub suite: String,
-    /// Timed samples per process of a cell.
-    pub repeat: u32,
-    /// The time limit per cell, seconds.
-    pub cell_timeout_seconds: u64,
-    /// Processes that take each cell's samples (schema 2; 0 in older files: one).
-    #[serde(default)]
-    pub processes: u32,
-    /// The least time of one sample, milliseconds (schema 2; 0 in older files).
-    #[serde(default)]
-    pub min_sample_ms: u64,
-    /// The most processes a cell whose process medians disagree takes
-    /// (`--max-processes`; schema 3, 0 in older files: `processes` was the most).
-    #[serde(default)]
-    pub max_processes: u32,
-    /// The size from which groups are measured together, their rounds spread over the
-    /// block (`--spread-from`; schema 3, later; 0: every group on its own, as in older
-    /// files).
-    #[serde(default)]
-    pub spread_from: u64,
-    /// Processes per cell in the groups of 1M timers or more (`--processes-at-1m`; 0 in
-    /// older files: `processes` at every size).
-    #[serde(default)]
-    pub processes_at_1m: u32,
-}
-
 /// A median and median absolute deviation of `samples`.
 pub fn spread(samples: Vec<f64>) -> Spread {
     let median = median_of(samples.clone());
@@ -606,7 +519,7 @@ pub fn spread(samples: Vec<f64>) -> Spread {
     }
 }
 
-fn median_of(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median_of(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }
