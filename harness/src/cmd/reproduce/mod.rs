@@ -76,25 +76,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 println!("{line}");
                 continue;
             }
-            let sizes = |sizes: &[u64]| {
-                sizes
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             println!("{}: {}", experiment.id, experiment.title);
             println!(
                 "    {} on {}; sizes {} (--quick: {})",
                 experiment.implementations.join(", "),
                 experiment.workload_names().join(", "),
                 if experiment.traces.is_empty() {
-                    sizes(&experiment.sizes)
+                    sources::comma_list(&experiment.sizes)
                 } else {
                     "the trace's own".to_string()
                 },
                 if experiment.traces.is_empty() {
-                    sizes(&experiment.quick_sizes)
+                    sources::comma_list(&experiment.quick_sizes)
                 } else {
                     "the same".to_string()
                 },

@@ -86,13 +86,6 @@ pub fn series_labels(experiment: &Experiment) -> Vec<String> {
 
 /// The `--list` line of a live or threads experiment, or `None` for cells.
 pub fn list_words(experiment: &Experiment) -> Option<String> {
-    let sizes = |sizes: &[u64]| {
-        sizes
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let (what, points) = match (&experiment.live, &experiment.threads) {
         (Some(live), _) => (format!("live {}", live.workload_words()), live.point_name()),
         (_, Some(threads)) => (
@@ -106,8 +99,8 @@ pub fn list_words(experiment: &Experiment) -> Option<String> {
         experiment.id,
         experiment.title,
         series_labels(experiment).join(", "),
-        sizes(&experiment.sizes),
-        sizes(&experiment.quick_sizes),
+        comma_list(&experiment.sizes),
+        comma_list(&experiment.quick_sizes),
     ))
 }
 
@@ -467,6 +460,15 @@ pub fn check_family_and_choices(
         ));
     }
     Ok(())
+}
+
+/// `1, 2, 4`: an experiment's sizes as `--list` shows them.
+pub fn comma_list(values: &[u64]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `1, 2 and 4`.
