@@ -275,8 +275,33 @@ fn by_mean(runs: &[(&str, &Finding)], rule: &Rule) -> Result<Judged, String> {
             crossing.join("; ")
         )
     };
-    let reason = format!("{} {note}; {reason}", verdict.words());
+    let reason = format!(
+        "{} {note}; {reason}{}",
+        verdict.words(),
+        added_words(rule, first)
+    );
     Ok((values, verdict, CombinedBy::Mean, within, note, reason))
+}
+
+/// What a run's reason says beyond the rule's words for its figures (the sides of an
+/// experiment with engines, the thread counts of a threads experiment): the rest of its
+/// reason after what [`judge`] gives for its own figures.
+fn added_words(rule: &Rule, finding: &Finding) -> String {
+    let computed: Vec<Computed> = finding
+        .values
+        .iter()
+        .map(|v| Computed {
+            label: v.label.clone(),
+            implementation: v.implementation.clone(),
+            payload: v.value.map(Payload::Number).ok_or_else(String::new),
+        })
+        .collect();
+    let (_, _, own) = judge(&FigureSpec::Value, rule, &computed);
+    finding
+        .reason
+        .strip_prefix(&own)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The verdicts the rule gives between `low` and `high` (best first), and where those

@@ -136,6 +136,20 @@ fn a_verdict_whose_interval_crosses_a_boundary_says_where() {
 }
 
 #[test]
+fn what_a_run_adds_to_its_reason_is_kept() {
+    let mut runs = one_figure(&go_rule(), &[0.70, 0.72]);
+    for (_, run) in &mut runs {
+        run.reason.push_str(". Sides: go-runtime: the original's own timers");
+    }
+    let found = combined(&runs);
+    assert!(
+        found.reason.ends_with("start-stop at 1000 = 0.710. Sides: go-runtime: the original's own timers"),
+        "{}",
+        found.reason
+    );
+}
+
+#[test]
 fn the_verdicts_within_an_interval_include_a_band_lying_inside_it() {
     // Holds from 0.63 to 0.83, a caveat from 0.5 to 1.
     let banded = rule(json!({
