@@ -67,7 +67,12 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
     let stdout = text(&output.stdout);
     assert!(stdout.contains("(run 2 of 2)"), "{stdout}");
     let (one, two) = (findings(&out.join("run-1")), findings(&out.join("run-2")));
-    assert!(out.join("run-2").join("ratio").join("results.jsonl").is_file());
+    assert!(
+        out.join("run-2")
+            .join("ratio")
+            .join("results.jsonl")
+            .is_file()
+    );
     let combined = findings(&out);
     assert_eq!(combined["schema"], 2);
     assert_eq!(combined["runs"][1]["folder"], "run-2");
@@ -76,13 +81,23 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
     let ratio = &combined["experiments"][0];
     assert_eq!(ratio["id"], "ratio");
     assert_eq!(ratio["runs"]["method"], "mean");
-    assert_eq!(ratio["runs"]["folders"], serde_json::json!(["run-1", "run-2"]));
+    assert_eq!(
+        ratio["runs"]["folders"],
+        serde_json::json!(["run-1", "run-2"])
+    );
     let figure = &ratio["values"][0];
     let per_run = numbers(&figure["runs"]["values"]);
-    let own = |run: &Value| run["experiments"][0]["values"][0]["value"].as_f64().unwrap();
+    let own = |run: &Value| {
+        run["experiments"][0]["values"][0]["value"]
+            .as_f64()
+            .unwrap()
+    };
     assert_eq!(per_run, [own(&one), own(&two)]);
     let mean = figure["value"].as_f64().unwrap();
-    assert!((mean - (per_run[0] + per_run[1]) / 2.0).abs() < 1e-12, "{figure}");
+    assert!(
+        (mean - (per_run[0] + per_run[1]) / 2.0).abs() < 1e-12,
+        "{figure}"
+    );
     let interval = numbers(&figure["runs"]["interval"]);
     assert!(interval[0] <= mean && mean <= interval[1], "{figure}");
     assert_eq!(ratio["verdict"], "holds", "{}", ratio["reason"]);
@@ -123,7 +138,10 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
         root.path(),
     );
     assert_succeeded(&output);
-    assert!(!text(&output.stdout).contains("timerbench run"), "measured nothing");
+    assert!(
+        !text(&output.stdout).contains("timerbench run"),
+        "measured nothing"
+    );
     let from = findings(&again);
     assert_eq!(
         from["experiments"][0]["values"],
@@ -146,7 +164,10 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
         ],
         root.path(),
     );
-    assert_fails_with(&refused, "already combines 2 runs; give the runs' own folders");
+    assert_fails_with(
+        &refused,
+        "already combines 2 runs; give the runs' own folders",
+    );
     let experiment = out.join("run-1").join("ratio");
     let refused = timerbench(
         &[
@@ -221,7 +242,13 @@ fn bad_runs_and_from_are_one_clear_error_each() {
     );
     assert_fails_with(&output, "findings.json: not a findings file");
     let output = timerbench(
-        &["reproduce", "--from", empty.to_str().unwrap(), "--runs", "2"],
+        &[
+            "reproduce",
+            "--from",
+            empty.to_str().unwrap(),
+            "--runs",
+            "2",
+        ],
         root.path(),
     );
     assert_fails_with(&output, "cannot be used with");

@@ -110,10 +110,9 @@ pub fn combine_experiment(runs: &[(&str, &Finding)]) -> Finding {
         records: Some(
             runs.iter()
                 .map(|(folder, f)| {
-                    let records = f
-                        .records
-                        .clone()
-                        .unwrap_or_else(|| format!("{}/{}", f.folder, timerbench_results::RESULTS_FILE));
+                    let records = f.records.clone().unwrap_or_else(|| {
+                        format!("{}/{}", f.folder, timerbench_results::RESULTS_FILE)
+                    });
                     format!("{folder}/{records}")
                 })
                 .collect::<Vec<_>>()
@@ -127,7 +126,14 @@ pub fn combine_experiment(runs: &[(&str, &Finding)]) -> Finding {
         Ok(judged) => judged,
         Err(why) => {
             let within = vec![Verdict::NotMeasured];
-            (Vec::new(), Verdict::NotMeasured, CombinedBy::Mean, within, why.clone(), why)
+            (
+                Vec::new(),
+                Verdict::NotMeasured,
+                CombinedBy::Mean,
+                within,
+                why.clone(),
+                why,
+            )
         }
     };
     finding.values = values;
@@ -199,8 +205,7 @@ fn judged(runs: &[(&str, &Finding)]) -> Result<Judged, String> {
 /// its interval reaches.
 fn by_mean(runs: &[(&str, &Finding)], rule: &Rule) -> Result<Judged, String> {
     let (first_folder, first) = runs[0];
-    if !rule.implementation.is_empty() && first.values.iter().any(|v| v.implementation.is_none())
-    {
+    if !rule.implementation.is_empty() && first.values.iter().any(|v| v.implementation.is_none()) {
         return Err(format!(
             "{first_folder}'s findings do not name each figure's implementation (written by an \
              older timerbench), so the rule's bands for single implementations cannot be \
@@ -244,8 +249,7 @@ fn by_mean(runs: &[(&str, &Finding)], rule: &Rule) -> Result<Judged, String> {
     let within = experiment_within(&reaches);
     let count = runs.len();
     let note = if count < 2 {
-        "on one run: no interval (one run does not measure the variation between runs)"
-            .to_string()
+        "on one run: no interval (one run does not measure the variation between runs)".to_string()
     } else if within.len() == 1 {
         format!(
             "on the mean of {count} runs; the verdict is the same anywhere within the figures' \

@@ -95,10 +95,17 @@ fn a_figure_is_the_mean_over_the_runs_with_the_combine_modules_interval() {
     assert_eq!(summary.method, CombinedBy::Mean);
     assert_eq!(summary.folders, ["run-1", "run-2", "run-3"]);
     assert_eq!(summary.within, [Verdict::Holds]);
-    assert!(summary.note.starts_with("on the mean of 3 runs; the verdict is the same"));
+    assert!(
+        summary
+            .note
+            .starts_with("on the mean of 3 runs; the verdict is the same")
+    );
     assert!(found.reason.starts_with("holds on the mean of 3 runs"));
     // The cells are the means of the runs' cells too.
-    assert_eq!(found.cells[0].value, Some(combine(&numbers.map(|n| n * 100.0)).mean));
+    assert_eq!(
+        found.cells[0].value,
+        Some(combine(&numbers.map(|n| n * 100.0)).mean)
+    );
     assert_eq!(found.folder, "run-1/x");
     assert_eq!(
         found.records.as_deref(),
@@ -139,11 +146,14 @@ fn a_verdict_whose_interval_crosses_a_boundary_says_where() {
 fn what_a_run_adds_to_its_reason_is_kept() {
     let mut runs = one_figure(&go_rule(), &[0.70, 0.72]);
     for (_, run) in &mut runs {
-        run.reason.push_str(". Sides: go-runtime: the original's own timers");
+        run.reason
+            .push_str(". Sides: go-runtime: the original's own timers");
     }
     let found = combined(&runs);
     assert!(
-        found.reason.ends_with("start-stop at 1000 = 0.710. Sides: go-runtime: the original's own timers"),
+        found
+            .reason
+            .ends_with("start-stop at 1000 = 0.710. Sides: go-runtime: the original's own timers"),
         "{}",
         found.reason
     );
@@ -162,7 +172,11 @@ fn the_verdicts_within_an_interval_include_a_band_lying_inside_it() {
     let (within, words) = within_interval(&banded, None, 0.73, 0.4, 1.1);
     assert_eq!(
         within,
-        [Verdict::Holds, Verdict::HoldsWithCaveat, Verdict::DoesNotHold]
+        [
+            Verdict::Holds,
+            Verdict::HoldsWithCaveat,
+            Verdict::DoesNotHold
+        ]
     );
     assert_eq!(
         words,
@@ -243,9 +257,9 @@ fn an_ordering_is_judged_per_run_and_says_in_how_many_it_holds() {
     assert_eq!(summary.verdicts, [Holds, DoesNotHold, Holds]);
     assert_eq!(summary.within, [Holds, DoesNotHold]);
     assert!(
-        summary.note.ends_with(
-            "holds in 2 of 3 (run-1, run-3), does not hold in 1 (run-2)"
-        ),
+        summary
+            .note
+            .ends_with("holds in 2 of 3 (run-1, run-3), does not hold in 1 (run-2)"),
         "{}",
         summary.note
     );
@@ -290,7 +304,11 @@ fn runs_that_cannot_be_combined_leave_the_experiment_not_measured_with_the_reaso
 
     let mut runs = one_figure(&go_rule(), &[0.7, 0.72]);
     runs[1].1.rule_data = json!({ "holds": { "at_most": 2.0 } });
-    assert!(combined(&runs).reason.contains("judged it by different rules"));
+    assert!(
+        combined(&runs)
+            .reason
+            .contains("judged it by different rules")
+    );
 }
 
 #[test]
@@ -315,7 +333,11 @@ fn a_rule_for_one_implementation_needs_the_figures_to_name_theirs() {
     old[0].1.values[0].implementation = None;
     let found = combined(&old);
     assert_eq!(found.verdict, Verdict::NotMeasured);
-    assert!(found.reason.contains("do not name each figure's implementation"));
+    assert!(
+        found
+            .reason
+            .contains("do not name each figure's implementation")
+    );
 }
 
 #[test]
@@ -353,7 +375,10 @@ fn runs_of_other_sizes_or_builds_are_refused_and_experiments_keep_their_order() 
     .to_string();
     assert!(error.contains("a is of revision r1 and b of r2"), "{error}");
     let both = combine_runs(
-        &[run("a", &["x", "y"], true, "r"), run("bb", &["z", "x"], true, "r")],
+        &[
+            run("a", &["x", "y"], true, "r"),
+            run("bb", &["z", "x"], true, "r"),
+        ],
         "cmd".to_string(),
     )
     .unwrap();
@@ -361,7 +386,9 @@ fn runs_of_other_sizes_or_builds_are_refused_and_experiments_keep_their_order() 
     assert_eq!(ids, ["x", "y", "z"]);
     assert_eq!(both.experiments[1].runs.as_ref().unwrap().folders, ["a"]);
     assert!(
-        both.experiments[1].reason.contains("on one run: no interval"),
+        both.experiments[1]
+            .reason
+            .contains("on one run: no interval"),
         "{}",
         both.experiments[1].reason
     );

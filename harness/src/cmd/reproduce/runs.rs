@@ -59,9 +59,7 @@ pub(super) fn from_folders(
     only: &[String],
 ) -> anyhow::Result<Findings> {
     if from.len() < 2 {
-        bail!(
-            "--from: give two findings folders or more (one run is already its own findings)"
-        );
+        bail!("--from: give two findings folders or more (one run is already its own findings)");
     }
     if out.join(FINDINGS_FILE).exists() {
         bail!(
