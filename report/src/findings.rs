@@ -77,6 +77,10 @@ pub(crate) fn section_body(findings: &Findings) -> anyhow::Result<Markup> {
         p.lede {
             "Revision " (findings.git_revision) " · started " (findings.started) " · "
             code { (findings.command) }
+            @if !findings.runs.is_empty() {
+                " · combined from " (findings.runs.len()) " runs: each figure the mean over the \
+                runs with its 95% interval"
+            }
             @if findings.quick {
                 " · " strong { "--quick" } ": reduced sizes, a test of the method, not the \
                 quoted result"
@@ -138,7 +142,13 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
                         tr {
                             td { (v.label) }
                             @match (v.value, &v.text) {
-                                (Some(n), _) => td.num { (format!("{n:.3}")) },
+                                (Some(n), _) => td.num {
+                                    (format!("{n:.3}"))
+                                    // Combined runs: the mean's 95% interval beneath it.
+                                    @if let Some((low, high)) = v.runs.as_ref().and_then(|r| r.interval) {
+                                        br; small { (format!("95%: {low:.3} to {high:.3}")) }
+                                    }
+                                },
                                 // An ordering: one workload a line.
                                 (None, Some(t)) => td {
                                     @for (i, line) in t.split("; ").enumerate() {
@@ -148,7 +158,12 @@ fn block(finding: &Finding) -> anyhow::Result<Markup> {
                                 },
                                 (None, None) => td.num { "–" },
                             }
-                            td class=(verdict_class(v.verdict)) { (v.verdict.words()) }
+                            td class=(verdict_class(v.verdict)) {
+                                (v.verdict.words())
+                                @if let Some(runs) = v.runs.as_ref().filter(|r| !r.straddle.is_empty()) {
+                                    br; small { (runs.straddle) }
+                                }
+                            }
                         }
                     }
                 }

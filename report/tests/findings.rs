@@ -56,10 +56,14 @@ fn findings(id: &str) -> Findings {
                 value: Some(0.035),
                 text: None,
                 verdict: Verdict::Holds,
+                implementation: None,
+                runs: None,
             }],
             verdict: Verdict::Holds,
             reason: "start-stop, hierarchical-wheel = 0.035".to_string(),
+            runs: None,
         }],
+        runs: Vec::new(),
     }
 }
 

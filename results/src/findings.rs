@@ -14,8 +14,10 @@ use std::path::Path;
 /// The findings of one `timerbench reproduce`, in the folder it wrote.
 pub const FINDINGS_FILE: &str = "findings.json";
 
-/// The version of the findings form this build writes and reads.
-pub const FINDINGS_SCHEMA: u32 = 1;
+/// The version of the findings form this build writes and reads. Version 2 added the
+/// combined runs (`runs` of the file and of a finding, `runs` and `implementation` of a
+/// figure); a version-1 file reads as one run's findings.
+pub const FINDINGS_SCHEMA: u32 = 2;
 
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +35,20 @@ pub struct Findings {
     pub git_revision: String,
     /// One per experiment, in the order of the experiments file.
     pub experiments: Vec<Finding>,
+    /// The runs combined, when these findings combine several (`reproduce --runs N` or
+    /// `--from DIR...`): each a findings folder of one run. Empty for one run's findings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunOfFindings>,
+}
+
+/// One run of combined findings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOfFindings {
+    /// Its findings folder: relative to the combined findings' folder when inside it, else
+    /// as given.
+    pub folder: String,
+    /// When it started, RFC 3339 in UTC.
+    pub started: String,
 }
 
 /// What one experiment found.
@@ -80,6 +96,37 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Why the verdict: which values decided it, or why nothing could be decided.
     pub reason: String,
+    /// How the runs combined into this finding; absent for one run's finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<FindingRuns>,
+}
+
+/// A finding over several runs: each run's verdict, and what the verdict on them means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingRuns {
+    /// The runs that measured the experiment (their folders, as the findings' `runs` name
+    /// them).
+    pub folders: Vec<String>,
+    /// Each run's own verdict, in the order of `folders`.
+    pub verdicts: Vec<Verdict>,
+    pub method: CombinedBy,
+    /// The verdicts the experiment takes within its figures' 95% intervals (`mean`) or in
+    /// its runs (`per_run`), best first: more than one when the verdict is not settled.
+    pub within: Vec<Verdict>,
+    /// The verdict's qualification in words: that the intervals straddle a boundary of the
+    /// rule and where, or in how many runs it holds.
+    pub note: String,
+}
+
+/// How a finding's verdict comes from its runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CombinedBy {
+    /// Numeric figures: each the mean over the runs, judged by the rule.
+    Mean,
+    /// Figures without a mean (orderings): each run judged on its own, the verdict the
+    /// median of the runs' (the worse of the two middle ones for an even count).
+    PerRun,
 }
 
 /// How many of an experiment's cells another experiment measured.
@@ -124,6 +171,32 @@ pub struct FigureValue {
     pub text: Option<String>,
     /// The band the rule put it in.
     pub verdict: Verdict,
+    /// The implementation it is of, when the rule may have one of its own for it (a value,
+    /// a slope); absent in version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// Over several runs: each run's figure and the interval of their mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<FigureRuns>,
+}
+
+/// One figure over several runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureRuns {
+    /// Each run's figure (`null` for an ordering), in the order of the finding's runs.
+    pub values: Vec<Option<f64>>,
+    /// Each run's verdict of the figure.
+    pub verdicts: Vec<Verdict>,
+    /// The 95% interval of the mean, Student's t over the runs: absent with one run or
+    /// for an ordering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
+    /// The verdicts the rule gives within the interval (or in the runs, for an
+    /// ordering), best first.
+    pub within: Vec<Verdict>,
+    /// Where the verdicts other than the mean's lie (`does not hold at the low end`);
+    /// empty when there are none.
+    pub straddle: String,
 }
 
 /// A verdict.

@@ -39,8 +39,9 @@ pub mod version;
 pub mod workloads;
 
 pub use findings::{
-    CellReading, FINDINGS_FILE, FINDINGS_SCHEMA, FigureValue, Finding, Findings, PublishedFigure,
-    ReusedCells, Verdict, read_findings, write_findings,
+    CellReading, CombinedBy, FINDINGS_FILE, FINDINGS_SCHEMA, FigureRuns, FigureValue, Finding,
+    FindingRuns, Findings, PublishedFigure, ReusedCells, RunOfFindings, Verdict, read_findings,
+    write_findings,
 };
 pub use folder::{
     Appender, ENVIRONMENT_FILE, REPORT_FILE, RESULTS_FILE, RecordLine, RunFiles, SUMMARY_FILE,

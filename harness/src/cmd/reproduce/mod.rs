@@ -8,14 +8,20 @@
 //! "not measured" with the error as its reason, and the others go on; a cell that fails
 //! makes the figures that need it "not measured" the same way.
 //!
-//! A cell is measured once per invocation ([`reuse`]): an experiment that plans a cell an
+//! A cell is measured once per run ([`reuse`]): an experiment that plans a cell an
 //! earlier one measured copies that record instead, and says so.
+//!
+//! `--runs N` measures the experiments N times, as N runs into `DIR/run-1/`...; `--from
+//! DIR...` measures nothing and reads earlier runs' findings folders; either way the runs
+//! are combined into one finding per experiment ([`combined`], [`runs`]).
 
+mod combined;
 pub mod experiments;
 pub mod figures;
 mod live_source;
 mod output;
 mod reuse;
+mod runs;
 mod sides;
 pub mod sources;
 mod suite;
@@ -56,6 +62,25 @@ pub struct Args {
     /// List the experiments (id, claim, sizes) and run nothing.
     #[arg(long, conflicts_with_all = ["out", "quick"])]
     list: bool,
+    /// Measure the experiments N times, as N runs one after the other (`DIR/run-1/`, ...,
+    /// each a findings folder of its own), and judge each on its figures' means over the
+    /// runs with their 95% intervals.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    runs: u32,
+    /// Measure nothing: combine the findings folders of earlier `timerbench reproduce`
+    /// runs (two or more, taken apart) into findings judged on the means, in `--out`.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 1..,
+        conflicts_with_all = ["runs", "quick", "list", "experiments"]
+    )]
+    from: Vec<PathBuf>,
 }
 
 /// `timerbench run`'s flags, parsed from the words [`run_words`] builds, so that each
@@ -68,59 +93,93 @@ struct RunCommand {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let clock = Instant::now();
+    if !args.from.is_empty() {
+        let folder = args.out.clone().unwrap_or_else(default_folder);
+        let findings = runs::from_folders(&args.from, &folder, &args.only)?;
+        return Ok(finish(&folder, &findings, clock));
+    }
     let all = experiments::load(args.experiments.as_deref())?;
     let selected = select(&all, &args.only)?;
     if args.list {
-        for experiment in &selected {
-            if let Some(line) = sources::list_words(experiment) {
-                println!("{line}");
-                continue;
-            }
-            println!("{}: {}", experiment.id, experiment.title);
-            println!(
-                "    {} on {}; sizes {} (--quick: {})",
-                experiment.implementations.join(", "),
-                experiment.workload_names().join(", "),
-                if experiment.traces.is_empty() {
-                    sources::comma_list(&experiment.sizes)
-                } else {
-                    "the trace's own".to_string()
-                },
-                if experiment.traces.is_empty() {
-                    sources::comma_list(&experiment.quick_sizes)
-                } else {
-                    "the same".to_string()
-                },
-            );
-        }
+        list(&selected);
         return Ok(ExitCode::SUCCESS);
     }
     let folder = match &args.out {
         Some(folder) => folder.clone(),
         None => default_folder(),
     };
-    for experiment in &selected {
+    let findings = if args.runs == 1 {
+        check_free(&selected, &folder, &folder)?;
+        reproduce_once(&selected, &folder, args.quick, "")?
+    } else {
+        runs::measure(&selected, &folder, args.quick, args.runs)?
+    };
+    Ok(finish(&folder, &findings, clock))
+}
+
+/// `--list`: each experiment's id, title, implementations, workloads and sizes.
+fn list(selected: &[&Experiment]) {
+    for experiment in selected {
+        if let Some(line) = sources::list_words(experiment) {
+            println!("{line}");
+            continue;
+        }
+        println!("{}: {}", experiment.id, experiment.title);
+        println!(
+            "    {} on {}; sizes {} (--quick: {})",
+            experiment.implementations.join(", "),
+            experiment.workload_names().join(", "),
+            if experiment.traces.is_empty() {
+                sources::comma_list(&experiment.sizes)
+            } else {
+                "the trace's own".to_string()
+            },
+            if experiment.traces.is_empty() {
+                sources::comma_list(&experiment.quick_sizes)
+            } else {
+                "the same".to_string()
+            },
+        );
+    }
+}
+
+/// Refuses a run `folder` (inside `--out` `out`) where an experiment's results already are.
+fn check_free(selected: &[&Experiment], out: &Path, folder: &Path) -> anyhow::Result<()> {
+    for experiment in selected {
         let run = folder.join(&experiment.id);
         if run.join(sources::records_file(experiment)).exists() {
             bail!(
                 "--out {}: {} already holds results; choose another --out",
-                folder.display(),
+                out.display(),
                 run.display()
             );
         }
     }
-    std::fs::create_dir_all(&folder)
+    Ok(())
+}
+
+/// One run of the selected experiments into `folder`, its findings written there;
+/// `heading` follows `timerbench reproduce` in the progress (` (run 2 of 3)`).
+fn reproduce_once(
+    selected: &[&Experiment],
+    folder: &Path,
+    quick: bool,
+    heading: &str,
+) -> anyhow::Result<Findings> {
+    std::fs::create_dir_all(folder)
         .with_context(|| format!("cannot create the findings folder {}", folder.display()))?;
     let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let clock = Instant::now();
     println!(
-        "timerbench reproduce{}: {} experiment{}, findings in {}",
-        if args.quick { " --quick" } else { "" },
+        "timerbench reproduce{}{heading}: {} experiment{}, findings in {}",
+        if quick { " --quick" } else { "" },
         selected.len(),
         if selected.len() == 1 { "" } else { "s" },
         folder.display()
     );
     let mut findings = Vec::new();
+    // Cells are shared between the experiments of one run, never between runs: another
+    // run's sample of a cell is what a run is for.
     let mut earlier = reuse::Earlier::default();
     for (index, experiment) in selected.iter().enumerate() {
         println!(
@@ -130,21 +189,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             experiment.id,
             experiment.title
         );
-        let finding = reproduce(experiment, &folder, args.quick, &mut earlier);
+        let finding = reproduce(experiment, folder, quick, &mut earlier);
         println!("  -> {}: {}", finding.verdict.words(), finding.reason);
         findings.push(finding);
     }
     let findings = Findings {
         schema: timerbench_results::FINDINGS_SCHEMA,
-        quick: args.quick,
+        quick,
         started,
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: command_line(),
         git_revision: environment::git_revision(),
         experiments: findings,
+        runs: Vec::new(),
     };
-    let written = output::write_all(&folder, &findings)?;
-    println!("\n{}", output::table(&findings));
-    for path in written {
+    output::write_all(folder, &findings)?;
+    Ok(findings)
+}
+
+/// The command line, words joined by spaces.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Prints the table and the files of the findings in `folder`; the exit status.
+fn finish(folder: &Path, findings: &Findings, clock: Instant) -> ExitCode {
+    println!("\n{}", output::table(findings));
+    for path in output::files(folder) {
         println!("{}", path.display());
     }
     println!("reproduce took {:.0} s", clock.elapsed().as_secs_f64());
@@ -158,9 +228,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .count();
     if undecided > 0 {
         eprintln!("timerbench: {undecided} experiment(s) not measured: see their reasons above");
-        return Ok(ExitCode::FAILURE);
+        return ExitCode::FAILURE;
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 /// The experiments `--only` selects (all without it); an unknown id is one error listing
@@ -259,6 +329,7 @@ fn reproduce(
         values,
         verdict,
         reason,
+        runs: None,
     }
 }
 

@@ -1,20 +1,30 @@
 //! The findings written out: `findings.json` (everything, for readers and for tracing a
 //! verdict to its records), `findings.md` (the table of claims), and `findings.html` (the
 //! page, drawn by the report crate), plus the words the table and page use for a figure and
-//! a rule.
+//! a rule. Combined findings (several runs) show each figure's interval and each verdict's
+//! qualification beside it.
 
 use super::experiments::{FigureSpec, Rule};
 use super::verdict::number_words;
 use std::path::{Path, PathBuf};
-use timerbench_results::{Findings, write_atomically, write_findings};
+use timerbench_results::{FigureValue, Finding, Findings, write_atomically, write_findings};
 
 /// The Markdown table of the findings.
 pub const MARKDOWN_FILE: &str = "findings.md";
 /// The findings page.
 pub const HTML_FILE: &str = "findings.html";
 
-/// Writes the three files into `folder`; gives their paths.
-pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<Vec<PathBuf>> {
+/// The three files of the findings in `folder`.
+pub fn files(folder: &Path) -> Vec<PathBuf> {
+    vec![
+        folder.join(timerbench_results::FINDINGS_FILE),
+        folder.join(MARKDOWN_FILE),
+        folder.join(HTML_FILE),
+    ]
+}
+
+/// Writes the three files into `folder`.
+pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<()> {
     write_findings(folder, findings)?;
     let markdown = folder.join(MARKDOWN_FILE);
     let mut text = format!(
@@ -27,32 +37,46 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<Vec<PathB
         findings.git_revision,
         findings.started
     );
+    if !findings.runs.is_empty() {
+        let runs: Vec<String> = findings
+            .runs
+            .iter()
+            .map(|r| format!("`{}` (started {})", r.folder, r.started))
+            .collect();
+        text.push_str(&format!(
+            "Combined from {} runs: {}. Each figure is the mean over the runs with its 95% \
+             interval (Student's t over the runs), judged by the rule on the mean; an ordering, \
+             which has no mean, is judged in each run.\n\n",
+            runs.len(),
+            runs.join(", ")
+        ));
+    }
     text.push_str(&table(findings));
     text.push_str("\nEvery figure, rule and record read is in `findings.json`.\n");
     write_atomically(&markdown, text.as_bytes())?;
     let html = folder.join(HTML_FILE);
     timerbench_report::write_findings_page(findings, &html)?;
-    // Each experiment's report again, now with its finding as its Findings section.
-    for finding in &findings.experiments {
-        let run = folder.join(&finding.folder);
-        if run.join(timerbench_results::RESULTS_FILE).is_file() {
-            crate::cmd::report::write_report(
-                std::slice::from_ref(&run),
-                &run.join(timerbench_results::REPORT_FILE),
-                None,
-            )?;
+    // Each experiment's report again, now with its finding as its Findings section; not
+    // for combined findings, whose runs' folders keep their own run's.
+    if findings.runs.is_empty() {
+        for finding in &findings.experiments {
+            let run = folder.join(&finding.folder);
+            if run.join(timerbench_results::RESULTS_FILE).is_file() {
+                crate::cmd::report::write_report(
+                    std::slice::from_ref(&run),
+                    &run.join(timerbench_results::REPORT_FILE),
+                    None,
+                )?;
+            }
         }
     }
-    Ok(vec![
-        folder.join(timerbench_results::FINDINGS_FILE),
-        markdown,
-        html,
-    ])
+    Ok(())
 }
 
-/// The findings as a GitHub table: claim, source, what was measured, figure, verdict.
+/// The findings as a GitHub table: claim, source, what was measured, figure, verdict (and
+/// the runs, when combined).
 pub fn table(findings: &Findings) -> String {
-    let columns = [
+    let mut columns = vec![
         "experiment",
         "claim",
         "source",
@@ -60,6 +84,10 @@ pub fn table(findings: &Findings) -> String {
         "figure",
         "verdict",
     ];
+    let combined = !findings.runs.is_empty();
+    if combined {
+        columns.insert(4, "runs");
+    }
     let rows: Vec<Vec<String>> = findings
         .experiments
         .iter()
@@ -67,11 +95,7 @@ pub fn table(findings: &Findings) -> String {
             let figures = f
                 .values
                 .iter()
-                .map(|v| match (v.value, &v.text) {
-                    (Some(number), _) => format!("{}: {}", v.label, number_words(number)),
-                    (None, Some(text)) => format!("{}: {text}", v.label),
-                    (None, None) => format!("{}: –", v.label),
-                })
+                .map(figure_cell)
                 .collect::<Vec<_>>()
                 .join("; ");
             let measured = if f.reused.is_empty() {
@@ -84,17 +108,70 @@ pub fn table(findings: &Findings) -> String {
                     super::reuse::words(&f.reused)
                 )
             };
-            vec![
+            let mut row = vec![
                 f.id.clone(),
                 f.claim.clone(),
                 f.source.clone(),
                 measured,
                 format!("{}: {figures}", f.figure),
-                format!("**{}**", f.verdict.words()),
-            ]
+                verdict_cell(f),
+            ];
+            if combined {
+                row.insert(4, runs_cell(f, findings.runs.len()));
+            }
+            row
         })
         .collect();
     crate::cmd::compare::markdown_table(&columns, &rows)
+}
+
+/// A figure in the table: `LABEL: VALUE`, with its interval and where it reaches another
+/// verdict when combined (`0.81 (95% interval 0.76 to 0.86; holds with a caveat at the
+/// high end)`), or in how many runs each verdict came for an ordering.
+fn figure_cell(value: &FigureValue) -> String {
+    let shown = match (value.value, &value.text) {
+        (Some(number), _) => number_words(number),
+        (None, Some(text)) => text.clone(),
+        (None, None) => "–".to_string(),
+    };
+    let mut notes = Vec::new();
+    if let Some(runs) = &value.runs {
+        if let Some((low, high)) = runs.interval {
+            notes.push(format!(
+                "95% interval {} to {}",
+                number_words(low),
+                number_words(high)
+            ));
+        }
+        if !runs.straddle.is_empty() {
+            notes.push(runs.straddle.clone());
+        }
+    }
+    if notes.is_empty() {
+        format!("{}: {shown}", value.label)
+    } else {
+        format!("{}: {shown} ({})", value.label, notes.join("; "))
+    }
+}
+
+/// The verdict in the table, with how the runs gave it when combined.
+fn verdict_cell(finding: &Finding) -> String {
+    match &finding.runs {
+        Some(runs) if finding.verdict != timerbench_results::Verdict::NotMeasured => {
+            format!("**{}** {}", finding.verdict.words(), runs.note)
+        }
+        _ => format!("**{}**", finding.verdict.words()),
+    }
+}
+
+/// The runs of a combined finding: `3`, or `2 of 3` when some did not run it.
+fn runs_cell(finding: &Finding, total: usize) -> String {
+    let count = finding.runs.as_ref().map_or(0, |r| r.folders.len());
+    if count == total {
+        count.to_string()
+    } else {
+        format!("{count} of {total}")
+    }
 }
 
 /// A figure in words.

@@ -266,6 +266,7 @@ fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Findi
         values,
         verdict,
         reason,
+        runs: None,
     }
 }
 

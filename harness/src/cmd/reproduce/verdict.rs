@@ -9,11 +9,27 @@ use super::experiments::{Band, Experiment, FigureSpec, Rule};
 use super::figures::{Computed, Orders, Payload};
 use timerbench_results::{FigureValue, Verdict};
 
+/// The rule of `implementation`'s figures: its own, or the experiment's.
+fn rule_of<'a>(rule: &'a Rule, implementation: Option<&str>) -> &'a Rule {
+    implementation
+        .and_then(|name| rule.implementation.get(name))
+        .unwrap_or(rule)
+}
+
+/// The values where [`judge_number`]'s verdict may change: the ends of the rule's bands.
+pub fn band_edges(rule: &Rule, implementation: Option<&str>) -> Vec<f64> {
+    let rule = rule_of(rule, implementation);
+    [rule.holds, rule.caveat]
+        .into_iter()
+        .flatten()
+        .flat_map(|band| [band.at_least, band.at_most])
+        .flatten()
+        .collect()
+}
+
 /// The verdict of one number under `rule` (or the rule of its implementation).
 pub fn judge_number(rule: &Rule, implementation: Option<&str>, value: f64) -> Verdict {
-    let rule = implementation
-        .and_then(|name| rule.implementation.get(name))
-        .unwrap_or(rule);
+    let rule = rule_of(rule, implementation);
     let inside = |band: &Option<Band>| band.is_some_and(|b| b.contains(value));
     if inside(&rule.holds) {
         Verdict::Holds
@@ -140,6 +156,8 @@ pub fn judge(
             value,
             text,
             verdict,
+            implementation: item.implementation.clone(),
+            runs: None,
         });
     }
     if values.is_empty() {
