@@ -347,7 +347,7 @@ fn warm_up(answer: &Answer) -> String {
 fn spread(samples: &[f64]) -> Option<f64> {
     let min = samples.iter().copied().reduce(f64::min)?;
     let max = samples.iter().copied().reduce(f64::max)?;
-    (samples.len() > 1 && min > 0.0).then(|| max / min - 1.0)
+    (samples.len() > 1 && min > 0.0).then_some(max / min - 1.0)
 }
 
 /// The collections during the samples and the samples they fell in, where counted.

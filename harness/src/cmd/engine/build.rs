@@ -216,9 +216,9 @@ fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>,
     let java = |classpath: String, class: &str| {
         std::iter::once("java")
             .chain(JVM_FLAGS.iter().copied())
-            .chain(["-cp", &classpath, class, engine.name])
+            .chain(["-cp", classpath.as_str(), class, engine.name])
             .map(String::from)
-            .collect()
+            .collect::<Vec<String>>()
     };
     Ok(match engine.toolchain {
         Toolchain::Shell => vec![
