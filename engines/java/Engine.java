@@ -102,7 +102,7 @@ public final class Engine {
         sampling.measure(replay, 1);
         Purgatory done = last[0];
         writeLog(Path.of(required(params, "log")), workload, done);
-        sampling.into(answer.field("status", "ok").field("unit", "replay"))
+        return sampling.into(answer.field("status", "ok").field("unit", "replay"))
                 .field("peak_rss_bytes", peakRss())
                 .field("heap_live_bytes", liveHeapBytes())
                 .raw("replay", new Json().field("operations", workload.operations)
