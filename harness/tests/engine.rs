@@ -364,7 +364,11 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                     assert!(answer.heap_live_bytes.unwrap_or(0) > 0);
                 }
                 let settles = answer.between_samples.as_deref().unwrap_or("");
-                assert_eq!(engine.name == "netty-hashed-wheel", !settles.is_empty(), "{settles}");
+                assert_eq!(
+                    engine.name == "netty-hashed-wheel",
+                    !settles.is_empty(),
+                    "{settles}"
+                );
             }
             other => panic!("{}: {other:?}", engine.name),
         }

@@ -241,6 +241,15 @@ fn real_engines_run_as_cells_when_their_toolchains_are_here() {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["digest"], r["reference_digest"]);
         assert_eq!(r["engine"]["unit"], "replay");
+        // The record says how the JVM ran and what its collector did in each sample.
+        let flags = r["engine"]["runtime_flags"].as_array().unwrap();
+        assert!(flags.iter().any(|f| f == "-XX:+UseSerialGC"), "{r}");
+        let samples = r["engine"]["samples_ns"].as_array().unwrap().len();
+        assert_eq!(
+            r["engine"]["samples_gc_count"].as_array().unwrap().len(),
+            samples
+        );
+        assert!(r["engine"]["heap_live_bytes"].as_u64().unwrap() > 0, "{r}");
     }
     if have("go") {
         let r = record(&records, "start-stop", "go-runtime");

@@ -301,7 +301,10 @@ pub fn parse(stdout: &str) -> Result<Answer, Failure> {
         ("samples_jit_ms", answer.samples_jit_ms.len()),
     ];
     let samples = answer.samples_ns.len();
-    if let Some((field, len)) = per_sample.iter().find(|(_, len)| *len != 0 && *len != samples) {
+    if let Some((field, len)) = per_sample
+        .iter()
+        .find(|(_, len)| *len != 0 && *len != samples)
+    {
         return Err(Failure::Malformed(format!(
             "{field} has {len} entries for {samples} samples"
         )));

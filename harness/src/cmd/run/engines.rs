@@ -340,9 +340,7 @@ fn info(engine: &Engine, answer: Option<&Answer>) -> EngineInfo {
         runtime_version: answer
             .map(|a| a.runtime_version.clone())
             .unwrap_or_default(),
-        runtime_flags: answer
-            .map(|a| a.runtime_flags.clone())
-            .unwrap_or_default(),
+        runtime_flags: answer.map(|a| a.runtime_flags.clone()).unwrap_or_default(),
         between_samples: answer
             .and_then(|a| a.between_samples.clone())
             .unwrap_or_default(),
