@@ -3,7 +3,10 @@
 // start+stop pairs, ns per pair. It answers one JSON object on stdout.
 //
 // Usage: go-runtime micro start-stop|restart resident=N [samples=K] [min-sample-ms=M]
-// [warmup=W] [max-warmup=X] [resident-spread-ms=S]. `restart` is Timer.Reset of the resident
+// [warmup=W] [max-warmup=X] [resident-after-ms=A] [resident-spread-ms=S]. Resident timer i
+// is due after A + (i mod S) ms (one hour plus up to 10 s by default, as the start-stop
+// workload's background timers): long after any run, so every sample sees the same N
+// timers pending and none fires beside the pairs. `restart` is Timer.Reset of the resident
 // timers in turn, a keepalive's refresh. A runtime timer runs on the monotonic clock and
 // cannot be driven by a virtual one, so `replay` is answered "unsupported". `micro lateness
 // timers=N spread-ms=S idle-ms=I` runs timers on the real clock (lateness.go).
@@ -22,7 +25,7 @@ import (
 	"time"
 )
 
-const protocol = 1
+const protocol = 2
 
 // settledWithin: warm-up ends when the last three iterations lie within 5% of their median.
 const settledWithin = 0.05
@@ -32,14 +35,18 @@ type answer struct {
 	Engine              string    `json:"engine"`
 	Runtime             string    `json:"runtime"`
 	RuntimeVersion      string    `json:"runtime_version"`
+	RuntimeFlags        []string  `json:"runtime_flags"`
 	Status              string    `json:"status"`
 	Reason              string    `json:"reason,omitempty"`
 	Unit                string    `json:"unit,omitempty"`
 	SamplesNs           []float64 `json:"samples_ns,omitempty"`
+	SamplesGcCount      []int64   `json:"samples_gc_count,omitempty"`
+	SamplesGcMs         []float64 `json:"samples_gc_ms,omitempty"`
 	IterationsPerSample int64     `json:"iterations_per_sample,omitempty"`
 	WarmupIterations    int       `json:"warmup_iterations"`
 	WarmupSettled       bool      `json:"warmup_settled"`
 	PeakRssBytes        uint64    `json:"peak_rss_bytes"`
+	HeapLiveBytes       uint64    `json:"heap_live_bytes,omitempty"`
 	ResidentFired       int64     `json:"resident_fired"`
 	withLateness
 }
@@ -55,7 +62,8 @@ func main() {
 }
 
 func run(args []string) (*answer, error) {
-	a := &answer{Protocol: protocol, Engine: "go-runtime", Runtime: "go", RuntimeVersion: runtime.Version()}
+	a := &answer{Protocol: protocol, Engine: "go-runtime", Runtime: "go", RuntimeVersion: runtime.Version(),
+		RuntimeFlags: runtimeFlags()}
 	if len(args) < 1 {
 		return nil, fmt.Errorf("usage: go-runtime MODE [BENCH] key=value...")
 	}
@@ -80,34 +88,43 @@ func run(args []string) (*answer, error) {
 	if err != nil || spread < 1 {
 		return nil, fmt.Errorf("bad parameter resident-spread-ms=")
 	}
+	after, err := number(params, "resident-after-ms", 3600000)
+	if err != nil || after < 0 {
+		return nil, fmt.Errorf("bad parameter resident-after-ms=")
+	}
 	s, err := samplingOf(params)
 	if err != nil {
 		return nil, err
 	}
 	var fired int64
-	// As the article's benchmark: resident timer i is due after i mod 10,000 ms.
+	// Resident timer i is due after A + (i mod S) ms: the article's spread, moved past the run.
+	due := func(i int) time.Duration { return time.Duration(after+int64(i)%spread) * time.Millisecond }
 	base := make([]*time.Timer, resident)
 	for i := range base {
-		base[i] = time.AfterFunc(time.Duration(int64(i)%spread)*time.Millisecond, func() { atomic.AddInt64(&fired, 1) })
+		base[i] = time.AfterFunc(due(i), func() { atomic.AddInt64(&fired, 1) })
 	}
 	unit, unitName := func() { time.AfterFunc(time.Second, func() {}).Stop() }, "start-stop pair"
 	if bench == "restart" {
 		next := 0
 		unit, unitName = func() {
-			base[next].Reset(time.Second + time.Duration(int64(next)%spread)*time.Millisecond)
+			base[next].Reset(time.Second + due(next))
 			next++
 			if next == len(base) {
 				next = 0
 			}
 		}, "restart"
 	}
+	// As the JVM engines: one collection before the warm-up, so that no sample pays for the fill.
+	runtime.GC()
 	s.measure(unit)
 	a.ResidentFired = atomic.LoadInt64(&fired)
+	a.HeapLiveBytes = liveHeapBytes()
 	for _, t := range base {
 		t.Stop()
 	}
 	a.Status, a.Unit = "ok", unitName
 	a.SamplesNs, a.IterationsPerSample = s.measured, s.iterationsPerSample
+	a.SamplesGcCount, a.SamplesGcMs = s.gcCounts, s.gcMs
 	a.WarmupIterations, a.WarmupSettled = s.warmupIterations, s.settled
 	a.PeakRssBytes = peakRss()
 	return a, nil
@@ -141,6 +158,32 @@ type sampling struct {
 	warmupIterations           int
 	settled                    bool
 	measured                   []float64
+	gcCounts                   []int64
+	gcMs                       []float64
+}
+
+// gcSoFar is the runtime's collections so far and their stop-the-world pauses, ms.
+func gcSoFar() (int64, float64) {
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return int64(stats.NumGC), float64(stats.PauseTotalNs) / 1e6
+}
+
+// liveHeapBytes is the heap in use after a collection: the live data.
+func liveHeapBytes() uint64 {
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return stats.HeapAlloc
+}
+
+// runtimeFlags is what sets the runtime's behaviour: GOMAXPROCS and GOGC as they are.
+func runtimeFlags() []string {
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "100 (default)"
+	}
+	return []string{fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)), "GOGC=" + gogc}
 }
 
 func samplingOf(params map[string]string) (*sampling, error) {
@@ -184,7 +227,11 @@ func (s *sampling) measure(unit func()) {
 		}
 	}
 	for i := 0; i < s.samples; i++ {
+		count, pauses := gcSoFar()
 		s.measured = append(s.measured, s.iteration(unit))
+		countAfter, pausesAfter := gcSoFar()
+		s.gcCounts = append(s.gcCounts, countAfter-count)
+		s.gcMs = append(s.gcMs, pausesAfter-pauses)
 	}
 }
 

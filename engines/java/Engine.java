@@ -1,9 +1,9 @@
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,13 +16,15 @@ import java.util.Map;
  * Usage: `Engine NAME replay workload=PATH log=PATH [samples=N]
  * [min-sample-ms=M] [warmup=W] [max-warmup=X] [purge-interval=P]`.
  *
- * Warm-up, as JMH warms a JVM up with iterations of the same length as the measured ones:
- * at least `warmup` iterations, then more until the last three lie within 5% of their
- * median (the JIT has settled), at most `max-warmup`; the answer says whether it settled.
+ * The sampling rule (warm-up until the timings and the JIT settle) is {@link Sampling}'s.
+ * Before the warm-up the engine collects the heap once (the workload or the resident
+ * timers, built untimed, move to the old generation, so that no early sample pays for
+ * copying them); after the samples it collects again to report the live heap. The JVM's
+ * flags (fixed heap, pre-touched, serial collector) are set by the harness and answered in
+ * `runtime_flags` (docs/engines.md, *JVM flags*).
  */
 public final class Engine {
-    private static final int PROTOCOL = 1;
-    private static final double SETTLED_WITHIN = 0.05;
+    private static final int PROTOCOL = 2;
 
     public static void main(String[] args) {
         answer(() -> run(args));
@@ -44,7 +46,19 @@ public final class Engine {
     static Json opening(String name) {
         return new Json().field("protocol", PROTOCOL).field("engine", name)
                 .field("runtime", System.getProperty("java.vm.name"))
-                .field("runtime_version", Runtime.version().toString());
+                .field("runtime_version", Runtime.version().toString())
+                .raw("runtime_flags", Json.strings(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+    }
+
+    /** One full collection before the warm-up, untimed: see the class comment. */
+    static void collectBeforeWarmup() {
+        System.gc();
+    }
+
+    /** The heap in use after a full collection once the samples are taken: the live data. */
+    static long liveHeapBytes() {
+        System.gc();
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     private static String run(String[] args) throws IOException, InterruptedException {
@@ -84,15 +98,13 @@ public final class Engine {
             last[0] = purgatory;
         };
         Sampling sampling = Sampling.of(params);
+        collectBeforeWarmup();
         sampling.measure(replay, 1);
         Purgatory done = last[0];
         writeLog(Path.of(required(params, "log")), workload, done);
-        return answer.field("status", "ok").field("unit", "replay")
-                .raw("samples_ns", sampling.samplesJson())
-                .field("iterations_per_sample", sampling.iterationsPerSample)
-                .field("warmup_iterations", sampling.warmupIterations)
-                .field("warmup_settled", sampling.settled)
+        return sampling.into(answer.field("status", "ok").field("unit", "replay"))
                 .field("peak_rss_bytes", peakRss())
+                .field("heap_live_bytes", liveHeapBytes())
                 .raw("replay", new Json().field("operations", workload.operations)
                         .field("started", done.started).field("fired", done.fired)
                         .field("stopped", done.stopped).field("misses", done.misses)
@@ -151,77 +163,6 @@ public final class Engine {
         return 0;
     }
 
-    /** The sampling rule: see the class comment. */
-    static final class Sampling {
-        int samples, warmup, maxWarmup;
-        long minSampleNs;
-        long iterationsPerSample;
-        int warmupIterations;
-        boolean settled;
-        final List<Double> measured = new ArrayList<>();
-
-        static Sampling of(Map<String, String> params) {
-            Sampling s = new Sampling();
-            s.samples = Integer.parseInt(params.getOrDefault("samples", "10"));
-            s.warmup = Integer.parseInt(params.getOrDefault("warmup", "5"));
-            s.maxWarmup = Integer.parseInt(params.getOrDefault("max-warmup", "50"));
-            s.minSampleNs = 1_000_000L * Long.parseLong(params.getOrDefault("min-sample-ms", "100"));
-            return s;
-        }
-
-        /**
-         * One iteration: the unit repeated in batches of `batch` (so that reading the clock
-         * does not weigh on a short unit) until the minimum sample time; ns per unit.
-         */
-        private double iteration(Runnable unit, int batch) {
-            long count = 0;
-            long start = System.nanoTime();
-            long elapsed;
-            do {
-                for (int i = 0; i < batch; i++) {
-                    unit.run();
-                }
-                count += batch;
-                elapsed = System.nanoTime() - start;
-            } while (elapsed < minSampleNs);
-            iterationsPerSample = count;
-            return (double) elapsed / count;
-        }
-
-        void measure(Runnable unit, int batch) {
-            List<Double> warm = new ArrayList<>();
-            while (warmupIterations < maxWarmup) {
-                warm.add(iteration(unit, batch));
-                warmupIterations++;
-                if (warmupIterations >= warmup && settled(warm)) {
-                    settled = true;
-                    break;
-                }
-            }
-            for (int i = 0; i < samples; i++) {
-                measured.add(iteration(unit, batch));
-            }
-        }
-
-        private static boolean settled(List<Double> warm) {
-            if (warm.size() < 3) {
-                return false;
-            }
-            List<Double> last = new ArrayList<>(warm.subList(warm.size() - 3, warm.size()));
-            last.sort(null);
-            double median = last.get(1);
-            return last.get(0) >= median * (1 - SETTLED_WITHIN) && last.get(2) <= median * (1 + SETTLED_WITHIN);
-        }
-
-        String samplesJson() {
-            StringBuilder out = new StringBuilder("[");
-            for (int i = 0; i < measured.size(); i++) {
-                out.append(i == 0 ? "" : ",").append(measured.get(i));
-            }
-            return out.append("]").toString();
-        }
-    }
-
     /** A flat JSON object written by hand: no library is needed for numbers and plain strings. */
     static final class Json {
         private final StringBuilder out = new StringBuilder("{");
@@ -238,6 +179,15 @@ public final class Engine {
 
         String close() {
             return out.append('}').toString();
+        }
+
+        /** A JSON array of strings. */
+        static String strings(List<String> values) {
+            StringBuilder out = new StringBuilder("[");
+            for (int i = 0; i < values.size(); i++) {
+                out.append(i == 0 ? "" : ",").append(quote(values.get(i)));
+            }
+            return out.append("]").toString();
         }
 
         private static String quote(String s) {

@@ -6,13 +6,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The Go article's benchmark shape for a JVM timer that runs on the real clock: N resident
- * timers, timer i due after i mod 10,000 ms, then pairs of "schedule after one second,
- * cancel"; the figure is ns per pair. Such a timer cannot run on a virtual clock, so these
- * engines answer a replay request "unsupported".
+ * The start+stop shape of the `start-stop` workload (docs/engines.md) for a JVM timer that
+ * runs on the real clock: N resident timers, timer i due after one hour plus i mod 10,000 ms
+ * (`resident-after-ms`, `resident-spread-ms`), then pairs of "schedule after one second,
+ * cancel"; the figure is ns per pair. The residents are due long after any run ends, so the
+ * queue holds the same N timers in every sample and no worker fires them beside the
+ * pairs; each pair's timer is the earliest. Such a timer cannot run on a virtual clock, so
+ * these engines answer a replay request "unsupported".
  */
 abstract class StartStop {
-    /** Resident timers that fired during the run (they fall due, as in the article). */
+    /** Resident timers that fired during the run: 0 unless a run outlasts `resident-after-ms`. */
     final AtomicLong residentFired = new AtomicLong();
 
     abstract void startResident(long delayMs);
@@ -20,10 +23,21 @@ abstract class StartStop {
     /** One start+stop pair. */
     abstract void pair();
 
+    /** Untimed, before every iteration: brings the timer to the same state each time. */
+    void settle() throws InterruptedException { }
+
+    /** What {@link #settle} does, in words, for the answer; empty when nothing. */
+    String settles() {
+        return "";
+    }
+
     abstract void close();
 
-    /** `micro start-stop resident=N [resident-spread-ms=S] SAMPLING`, answered as JSON. */
-    static String run(String[] args, StartStop timers, Engine.Json answer) throws IOException {
+    /**
+     * `micro start-stop resident=N [resident-after-ms=A] [resident-spread-ms=S] SAMPLING`,
+     * answered as JSON.
+     */
+    static String run(String[] args, StartStop timers, Engine.Json answer) throws IOException, InterruptedException {
         if (args.length < 3 || !args[1].equals("micro") || !args[2].equals("start-stop")) {
             timers.close();
             return answer.field("status", "unsupported")
@@ -32,20 +46,31 @@ abstract class StartStop {
         }
         Map<String, String> params = Engine.parameters(args, 3);
         long resident = Long.parseLong(Engine.required(params, "resident"));
+        long after = Long.parseLong(params.getOrDefault("resident-after-ms", "3600000"));
         long spread = Long.parseLong(params.getOrDefault("resident-spread-ms", "10000"));
-        for (long i = 0; i < resident; i++) {
-            timers.startResident(i % spread);
+        if (resident < 0 || after < 0 || spread < 1) {
+            throw new IOException("start-stop needs resident >= 0, resident-after-ms >= 0, resident-spread-ms >= 1");
         }
-        Engine.Sampling sampling = Engine.Sampling.of(params);
+        for (long i = 0; i < resident; i++) {
+            timers.startResident(after + i % spread);
+        }
+        Engine.collectBeforeWarmup();
+        Sampling sampling = Sampling.of(params);
+        sampling.between = () -> {
+            try {
+                timers.settle();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        };
         sampling.measure(timers::pair, 1000);
         long fired = timers.residentFired.get();
+        long heap = Engine.liveHeapBytes();
         timers.close();
-        return answer.field("status", "ok").field("unit", "start-stop pair")
-                .raw("samples_ns", sampling.samplesJson())
-                .field("iterations_per_sample", sampling.iterationsPerSample)
-                .field("warmup_iterations", sampling.warmupIterations)
-                .field("warmup_settled", sampling.settled)
+        return sampling.into(answer.field("status", "ok").field("unit", "start-stop pair"))
+                .field("between_samples", timers.settles())
                 .field("peak_rss_bytes", Engine.peakRss())
+                .field("heap_live_bytes", heap)
                 .field("resident_fired", fired)
                 .close();
     }

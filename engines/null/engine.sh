@@ -12,4 +12,4 @@ if [ -n "$log" ]; then
     : > "$log"
     replay=',"replay":{"operations":0,"started":0,"fired":0,"stopped":0,"misses":0,"pending":0,"final_clock":0,"log":"'"$log"'"}'
 fi
-printf '{"protocol":1,"engine":"null","runtime":"sh","runtime_version":"","status":"ok","unit":"nothing","samples_ns":[]%s}\n' "$replay"
+printf '{"protocol":2,"engine":"null","runtime":"sh","runtime_version":"","status":"ok","unit":"nothing","samples_ns":[]%s}\n' "$replay"

@@ -41,7 +41,7 @@ fn fake(dir: &Path, script: &str) -> Vec<String> {
     vec!["sh".into(), path.display().to_string()]
 }
 
-const REPLAY_ANSWER: &str = r#"printf '{"protocol":1,"engine":"fake","runtime":"sh","runtime_version":"","status":"ok","unit":"replay","samples_ns":[5.0],"replay":{"operations":9,"started":3,"fired":1,"stopped":2,"misses":3,"pending":0,"final_clock":20,"log":"%s"}}\n' "$log""#;
+const REPLAY_ANSWER: &str = r#"printf '{"protocol":2,"engine":"fake","runtime":"sh","runtime_version":"","status":"ok","unit":"replay","samples_ns":[5.0],"replay":{"operations":9,"started":3,"fired":1,"stopped":2,"misses":3,"pending":0,"final_clock":20,"log":"%s"}}\n' "$log""#;
 
 fn run_fake(script: &str, limit: Duration) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
@@ -140,16 +140,20 @@ fn malformed_answers_are_refused() {
         ("echo 'not json'", "malformed"),
         ("true", "nothing on stdout"),
         (
-            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok"}'"#,
-            "protocol 2",
+            r#"echo '{"protocol":1,"engine":"f","runtime":"","runtime_version":"","status":"ok"}'"#,
+            "protocol 1",
         ),
         (
-            r#"echo '{"protocol":1,"engine":"f","runtime":"","runtime_version":"","status":"ok"}'"#,
+            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok"}'"#,
             "without `replay`",
         ),
         (
-            r#"echo '{"protocol":1,"engine":"f","runtime":"","runtime_version":"","status":"unsupported"}'"#,
+            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"unsupported"}'"#,
             "without a reason",
+        ),
+        (
+            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok","samples_ns":[1,2],"samples_gc_count":[0]}'"#,
+            "samples_gc_count has 1 entries for 2 samples",
         ),
     ] {
         let (failure, _) = failure(run_fake(script, Duration::from_secs(30)));
@@ -160,7 +164,7 @@ fn malformed_answers_are_refused() {
 #[test]
 fn an_unsupported_answer_is_not_a_failure() {
     let outcome = run_fake(
-        r#"echo '{"protocol":1,"engine":"f","runtime":"","runtime_version":"","status":"unsupported","reason":"no virtual clock"}'"#,
+        r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"unsupported","reason":"no virtual clock"}'"#,
         Duration::from_secs(30),
     );
     assert!(matches!(outcome, Outcome::Unsupported(ref why) if why == "no virtual clock"));
@@ -347,6 +351,24 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                 assert_eq!(answer.unit.as_deref(), Some("start-stop pair"));
                 assert_eq!(answer.samples_ns.len(), 1);
                 assert!(answer.peak_rss_bytes.unwrap_or(0) > 0);
+                // The residents are due an hour on: none falls due during the run.
+                assert_eq!(answer.resident_fired, Some(0), "{}", engine.name);
+                // Each sample says what the collector did during it.
+                assert_eq!(answer.samples_gc_count.len(), 1, "{}", engine.name);
+                assert_eq!(answer.samples_gc_ms.len(), 1, "{}", engine.name);
+                if engine.name != "go-runtime" {
+                    for flag in build::JVM_FLAGS {
+                        assert!(answer.runtime_flags.iter().any(|f| f == flag), "{flag}");
+                    }
+                    assert_eq!(answer.samples_jit_ms.len(), 1);
+                    assert!(answer.heap_live_bytes.unwrap_or(0) > 0);
+                }
+                let settles = answer.between_samples.as_deref().unwrap_or("");
+                assert_eq!(
+                    engine.name == "netty-hashed-wheel",
+                    !settles.is_empty(),
+                    "{settles}"
+                );
             }
             other => panic!("{}: {other:?}", engine.name),
         }

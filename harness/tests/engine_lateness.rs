@@ -21,7 +21,7 @@ const QUICK: Sampling = Sampling {
 /// An answer as an engine prints it, with the `lateness` object given.
 fn answer_with(lateness: &str) -> String {
     format!(
-        r#"{{"protocol":1,"engine":"null","runtime":"sh","runtime_version":"","status":"ok","unit":"lateness","samples_ns":[],"lateness":{lateness}}}"#
+        r#"{{"protocol":2,"engine":"null","runtime":"sh","runtime_version":"","status":"ok","unit":"lateness","samples_ns":[],"lateness":{lateness}}}"#
     )
 }
 

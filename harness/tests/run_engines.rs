@@ -64,7 +64,7 @@ fn the_null_engine_is_a_cell_of_the_results_with_its_exchange_cost() {
         let null = record(&records, workload, "null");
         assert_eq!(null["status"], "ok");
         assert_eq!(null["engine"]["name"], "null");
-        assert_eq!(null["engine"]["protocol"], 1);
+        assert_eq!(null["engine"]["protocol"], 2);
         assert_eq!(null["engine"]["mode"], "replay");
         assert!(null["throughput"].is_null(), "{null}");
         assert_eq!(
@@ -98,14 +98,14 @@ fn broken_engines_are_recorded_with_their_status_and_stderr_and_the_run_goes_on(
     let malformed = fake(
         dir.path(),
         "jdk-priority-queue",
-        "echo 'half an answer' >&2\necho '{\"protocol\":1,'\n",
+        "echo 'half an answer' >&2\necho '{\"protocol\":2,'\n",
     );
     let wrong = fake(
         dir.path(),
         "jdk-delay-queue",
         &format!(
             "{LOG_OF_ARGS}echo '5 1 5' > \"$log\"\necho 'replayed' >&2\n\
-             echo '{{\"protocol\":1,\"engine\":\"jdk-delay-queue\",\"runtime\":\"fake\",\
+             echo '{{\"protocol\":2,\"engine\":\"jdk-delay-queue\",\"runtime\":\"fake\",\
              \"runtime_version\":\"0\",\"status\":\"ok\",\"unit\":\"replay\",\
              \"samples_ns\":[1000],\"replay\":{{\"operations\":1,\"started\":1,\"fired\":1,\
              \"stopped\":0,\"misses\":0,\"pending\":0,\"final_clock\":5,\"log\":\"'\"$log\"'\"}}}}'\n"
@@ -241,6 +241,15 @@ fn real_engines_run_as_cells_when_their_toolchains_are_here() {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["digest"], r["reference_digest"]);
         assert_eq!(r["engine"]["unit"], "replay");
+        // The record says how the JVM ran and what its collector did in each sample.
+        let flags = r["engine"]["runtime_flags"].as_array().unwrap();
+        assert!(flags.iter().any(|f| f == "-XX:+UseSerialGC"), "{r}");
+        let samples = r["engine"]["samples_ns"].as_array().unwrap().len();
+        assert_eq!(
+            r["engine"]["samples_gc_count"].as_array().unwrap().len(),
+            samples
+        );
+        assert!(r["engine"]["heap_live_bytes"].as_u64().unwrap() > 0, "{r}");
     }
     if have("go") {
         let r = record(&records, "start-stop", "go-runtime");

@@ -207,6 +207,8 @@ fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
         ">median ns",
         "unit",
         ">samples",
+        ">spread",
+        ">GCs in samples",
         "warm-up",
         ">peak RSS",
         "log",
@@ -315,6 +317,8 @@ fn row(name: &str, outcome: &Outcome) -> Vec<String> {
             median(&answer.samples_ns).map_or("-".into(), |m| format!("{m:.1}")),
             answer.unit.clone().unwrap_or_default(),
             answer.samples_ns.len().to_string(),
+            spread(&answer.samples_ns).map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
+            gc_in_samples(answer),
             warm_up(answer),
             answer
                 .peak_rss_bytes
@@ -337,6 +341,23 @@ fn warm_up(answer: &Answer) -> String {
         (Some(n), _) if n > 0 => format!("{n}, not settled"),
         _ => "-".into(),
     }
+}
+
+/// The samples' spread, max / min − 1; `None` without two samples or with a zero.
+fn spread(samples: &[f64]) -> Option<f64> {
+    let min = samples.iter().copied().reduce(f64::min)?;
+    let max = samples.iter().copied().reduce(f64::max)?;
+    (samples.len() > 1 && min > 0.0).then_some(max / min - 1.0)
+}
+
+/// The collections during the samples and the samples they fell in, where counted.
+fn gc_in_samples(answer: &Answer) -> String {
+    if answer.samples_gc_count.is_empty() {
+        return "-".into();
+    }
+    let total: u64 = answer.samples_gc_count.iter().sum();
+    let hit = answer.samples_gc_count.iter().filter(|&&n| n > 0).count();
+    format!("{total} in {hit}")
 }
 
 fn median(samples: &[f64]) -> Option<f64> {

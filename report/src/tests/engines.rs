@@ -31,6 +31,7 @@ fn run_with_an_engine() -> Vec<CellRecord> {
                 peak_rss_bytes: Some(1 << 26),
                 resident_fired: Vec::new(),
                 exchange_seconds: vec![0.5],
+                ..EngineInfo::default()
             });
             let mut null = engine.clone();
             null.key.implementation = "null".into();

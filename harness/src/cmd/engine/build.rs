@@ -18,6 +18,20 @@ pub enum Toolchain {
     Netty,
 }
 
+/// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
+/// `runtime_flags`. A fixed heap (`-Xms` = `-Xmx`), touched at start, so that it never
+/// resizes and no sample pays for touching new pages; a fixed young generation, large
+/// enough for an iteration's garbage; the serial collector: its collections stop the
+/// engine's thread and run on one thread, with no concurrent collector work on the second
+/// core beside the timers' worker, and the cheapest write barrier.
+pub const JVM_FLAGS: &[&str] = &[
+    "-Xms1g",
+    "-Xmx1g",
+    "-Xmn512m",
+    "-XX:+AlwaysPreTouch",
+    "-XX:+UseSerialGC",
+];
+
 /// Where Debian's `libnetty-java` puts the jar that holds `HashedWheelTimer`.
 pub const NETTY_COMMON_JAR: &str = "/usr/share/java/netty-common.jar";
 
@@ -200,9 +214,11 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
 /// The command that runs a compiled engine.
 fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>, NotBuilt> {
     let java = |classpath: String, class: &str| {
-        ["java", "-cp", &classpath, class, engine.name]
+        std::iter::once("java")
+            .chain(JVM_FLAGS.iter().copied())
+            .chain(["-cp", classpath.as_str(), class, engine.name])
             .map(String::from)
-            .to_vec()
+            .collect::<Vec<String>>()
     };
     Ok(match engine.toolchain {
         Toolchain::Shell => vec![

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The protocol version this harness speaks.
-pub const PROTOCOL: u32 = 1;
+/// The protocol version this harness speaks (docs/engines.md, *The version rule*).
+pub const PROTOCOL: u32 = 2;
 
 /// How many of an engine's last stderr lines a failure shows.
 const STDERR_LINES: usize = 8;
@@ -102,6 +102,9 @@ pub struct Answer {
     pub runtime: String,
     /// The runtime's version.
     pub runtime_version: String,
+    /// The flags the runtime ran with (the JVM's input arguments; Go's GOMAXPROCS, GOGC).
+    #[serde(default)]
+    pub runtime_flags: Vec<String>,
     /// `ok` or `unsupported`.
     pub status: String,
     /// Why `unsupported`.
@@ -113,6 +116,17 @@ pub struct Answer {
     /// Nanoseconds per unit, one per measured iteration, on the engine's own clock.
     #[serde(default)]
     pub samples_ns: Vec<f64>,
+    /// Per sample: the collections that ran during it (empty where not counted).
+    #[serde(default)]
+    pub samples_gc_count: Vec<u64>,
+    /// Per sample: the time of those collections, ms.
+    #[serde(default)]
+    pub samples_gc_ms: Vec<f64>,
+    /// Per sample: the JIT's compilation time during it, ms.
+    #[serde(default)]
+    pub samples_jit_ms: Vec<f64>,
+    /// What the engine does between samples, untimed, in words.
+    pub between_samples: Option<String>,
     /// Units run in the last iteration.
     pub iterations_per_sample: Option<u64>,
     /// Warm-up iterations run.
@@ -121,6 +135,8 @@ pub struct Answer {
     pub warmup_settled: Option<bool>,
     /// The process's peak resident set (VmHWM), in bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// The heap in use after a full collection once the samples are taken, bytes.
+    pub heap_live_bytes: Option<u64>,
     /// A replay's counts and log; required for a replay.
     pub replay: Option<ReplayAnswer>,
     /// The lateness microbenchmark's figures; required for an `ok` answer to it.
@@ -277,6 +293,20 @@ pub fn parse(stdout: &str) -> Result<Answer, Failure> {
         return Err(Failure::Malformed(format!(
             "protocol {} (this harness speaks {PROTOCOL})",
             answer.protocol
+        )));
+    }
+    let per_sample = [
+        ("samples_gc_count", answer.samples_gc_count.len()),
+        ("samples_gc_ms", answer.samples_gc_ms.len()),
+        ("samples_jit_ms", answer.samples_jit_ms.len()),
+    ];
+    let samples = answer.samples_ns.len();
+    if let Some((field, len)) = per_sample
+        .iter()
+        .find(|(_, len)| *len != 0 && *len != samples)
+    {
+        return Err(Failure::Malformed(format!(
+            "{field} has {len} entries for {samples} samples"
         )));
     }
     match answer.status.as_str() {

@@ -289,6 +289,9 @@ fn run_processes(
     let mut engine = info(cell.engine, answers.first().map(|(a, _)| a));
     for (answer, wall) in &answers {
         engine.samples_ns.extend(&answer.samples_ns);
+        engine.samples_gc_count.extend(&answer.samples_gc_count);
+        engine.samples_gc_ms.extend(&answer.samples_gc_ms);
+        engine.samples_jit_ms.extend(&answer.samples_jit_ms);
         engine
             .warmup_iterations
             .push(answer.warmup_iterations.unwrap_or(0));
@@ -296,6 +299,7 @@ fn run_processes(
             .warmup_settled
             .push(answer.warmup_settled.unwrap_or(false));
         engine.peak_rss_bytes = engine.peak_rss_bytes.max(answer.peak_rss_bytes);
+        engine.heap_live_bytes = engine.heap_live_bytes.max(answer.heap_live_bytes);
         if let Some(fired) = answer.resident_fired {
             engine.resident_fired.push(fired);
         }
@@ -336,6 +340,10 @@ fn info(engine: &Engine, answer: Option<&Answer>) -> EngineInfo {
         runtime_version: answer
             .map(|a| a.runtime_version.clone())
             .unwrap_or_default(),
+        runtime_flags: answer.map(|a| a.runtime_flags.clone()).unwrap_or_default(),
+        between_samples: answer
+            .and_then(|a| a.between_samples.clone())
+            .unwrap_or_default(),
         protocol: PROTOCOL,
         mode: if replays(engine) {
             "replay".into()
@@ -343,13 +351,7 @@ fn info(engine: &Engine, answer: Option<&Answer>) -> EngineInfo {
             "micro start-stop".into()
         },
         unit: answer.and_then(|a| a.unit.clone()).unwrap_or_default(),
-        samples_ns: Vec::new(),
-        conversion: String::new(),
-        warmup_iterations: Vec::new(),
-        warmup_settled: Vec::new(),
-        peak_rss_bytes: None,
-        resident_fired: Vec::new(),
-        exchange_seconds: Vec::new(),
+        ..EngineInfo::default()
     }
 }
 
