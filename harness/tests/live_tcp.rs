@@ -88,7 +88,14 @@ fn a_scan_a_period_restamps_each_keepalive_and_closes_none_wrongly() {
     let (base, implementation) = TINY.split_at(TINY.len() - 2);
     assert_eq!(implementation, ["--impl", "hierarchical-wheel"]);
     let mut args = base.to_vec();
-    args.extend_from_slice(&["--impl", "polling-scan", "--wait", "tick", "--period", "100ms"]);
+    args.extend_from_slice(&[
+        "--impl",
+        "polling-scan",
+        "--wait",
+        "tick",
+        "--period",
+        "100ms",
+    ]);
     args.extend_from_slice(&["--param", "rate=200", "--out", "out"]);
     let folder = tempfile::tempdir().unwrap();
     let output = timerbench_in(&args, folder.path());
