@@ -82,6 +82,35 @@ fn keepalives_refresh_their_connections_and_none_closes_wrongly() {
 }
 
 #[test]
+fn a_scan_a_period_restamps_each_keepalive_and_closes_none_wrongly() {
+    // Under a tick the scan's clock lags the keepalives by up to a period: a timeout
+    // counted from it instead of from the arrival would close connections wrongly.
+    let (base, implementation) = TINY.split_at(TINY.len() - 2);
+    assert_eq!(implementation, ["--impl", "hierarchical-wheel"]);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&[
+        "--impl",
+        "polling-scan",
+        "--wait",
+        "tick",
+        "--period",
+        "100ms",
+    ]);
+    args.extend_from_slice(&["--param", "rate=200", "--out", "out"]);
+    let folder = tempfile::tempdir().unwrap();
+    let output = timerbench_in(&args, folder.path());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "verified", "{:?}", record.reasons);
+    assert_eq!(record.period_ns, Some(100_000_000));
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert!(tcp.received > 0, "keepalives arrived");
+    assert_eq!(tcp.closed_wrongly, 0);
+    assert_eq!(tcp.closed + tcp.open_at_end, tcp.connections);
+    assert_eq!(record.firings, tcp.closed + tcp.rearmed);
+}
+
+#[test]
 fn a_port_taken_is_one_message() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();

@@ -1,9 +1,14 @@
 //! The loop: one timer structure in an epoll event loop on CLOCK_MONOTONIC.
 //!
 //! Each pass reads the clock, moves the structure's clock to the current tick (firing
-//! what is due, each firing timed), applies the operations that arrived (from the feeder's socket, or on TCP connections) at
-//! the tick of their arrival, then asks the structure for its next deadline and sleeps
-//! with the wait strategy. Tick `k` is `origin + k × tick` on the wall clock.
+//! what is due, each firing timed), applies the operations that arrived (from the feeder's
+//! socket, or on TCP connections) at the tick of their arrival, then asks the structure for
+//! its next deadline and sleeps with the wait strategy. Tick `k` is `origin + k × tick` on
+//! the wall clock.
+//!
+//! Under `tick` the structure's clock moves only on the period's wakeups, as a tick-driven
+//! server's does: an arrival between two of them is applied without moving it, stamped
+//! with the real tick of its arrival ([`ClockRule`]).
 //!
 //! A run has two phases. The workload phase lasts until the feeder's end record, or until
 //! its limit (then it is cut, and the reason recorded). The loop then stops every timer
@@ -99,9 +104,41 @@ enum Phase {
     Idle { until_ns: u64 },
 }
 
+/// When the structure's clock moves, and from which tick an arrival's deadline counts.
+///
+/// Deadline-driven, the clock follows the wall clock at every pass and at every arrival
+/// (firing what became due first), so an arrival's deadline is the clock plus its delay.
+/// Tick-driven, the clock moves only when the period fires, as a server's walking worker,
+/// its ring's hand or its scan does; an arrival in between is stamped with the real tick
+/// it arrived at (a server reads the time, or its last-read time, when a packet comes),
+/// and its deadline is that tick plus its delay: up to a period and the wake-up error past
+/// the structure's lagging clock. The contract lets `start` take any deadline, and every
+/// structure holds one that far (a ring files it by boundary with a cycle count, a wheel
+/// by level, a scan in its table; the only bounded ranges, two peers', reach 2^35 ticks
+/// and more): none needs its own rule. Counting from the lagging clock instead would arm
+/// a timeout up to a period short of what the packet asked, and close a connection that
+/// had spoken within its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClockRule {
+    /// The clock follows every wakeup and arrival.
+    FollowsWakeups,
+    /// The clock moves only on the period's wakeups.
+    PeriodOnly,
+}
+
+impl ClockRule {
+    fn of(strategy: Strategy) -> ClockRule {
+        match strategy {
+            Strategy::Tick { .. } => ClockRule::PeriodOnly,
+            _ => ClockRule::FollowsWakeups,
+        }
+    }
+}
+
 /// The loop's state around the structure.
 struct Live<'a, Q, I> {
     queue: Q,
+    clock: ClockRule,
     input: I,
     /// The input's ready tokens of the last wait.
     tokens: Vec<u64>,
@@ -132,6 +169,7 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
     let slots = setup.schedule.slots;
     let mut live = Live {
         queue,
+        clock: ClockRule::of(waiter.strategy()),
         input,
         tokens: Vec::new(),
         setup,
@@ -148,7 +186,8 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
         cut: None,
     };
     for &(slot, delay) in &setup.schedule.fill {
-        live.start(slot, delay, false);
+        let at = live.arrival_tick(sys::now_ns());
+        live.start(slot, delay, at, false);
     }
     live.input.watch(epoll)?;
     sys::sleep_until(setup.origin_ns);
@@ -161,9 +200,14 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
     let (mut planned, mut returned, mut io_ready) = (None, sys::now_ns(), false);
     // Whether the last pass followed a counted wakeup.
     let mut counted = false;
+    // Whether the clock may move on this pass: always deadline-driven; under `tick` on the
+    // period's wakeups (and at tick 0, the period's first).
+    let mut on_period = true;
     loop {
         let fired_before = live.log.firings.len();
-        live.fire_due(planned, returned);
+        if on_period || live.clock == ClockRule::FollowsWakeups {
+            live.fire_due(planned, returned);
+        }
         if io_ready && phase == Phase::Workload {
             live.tokens.clear();
             live.tokens.extend(waiter.ready_tokens());
@@ -230,6 +274,7 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
         planned = Some(target.unwrap_or(woken.returned_ns));
         returned = woken.returned_ns;
         io_ready = woken.io;
+        on_period = woken.expirations > 0;
     }
     let idle_end = live.meter.snapshot();
     let workload_end = workload_end.expect("the idle phase follows the workload phase");
@@ -339,11 +384,22 @@ impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {
         Ok(())
     }
 
-    /// Applies arrival `index` at the current tick, moving the clock there first.
+    /// The tick an arrival at `now_ns` counts its deadline from ([`ClockRule`]): the
+    /// structure's clock when it follows the wakeups (moved to `now_ns` already), else the
+    /// real tick of the arrival.
+    fn arrival_tick(&self, now_ns: u64) -> u64 {
+        match self.clock {
+            ClockRule::FollowsWakeups => self.queue.now(),
+            ClockRule::PeriodOnly => self.tick_at(now_ns).max(self.queue.now()),
+        }
+    }
+
+    /// Applies arrival `index` at the current tick; deadline-driven, moving the clock there
+    /// first ([`ClockRule`]).
     fn arrive(&mut self, index: usize) {
         let timed = self.setup.schedule.arrivals[index];
         let now = sys::now_ns();
-        if self.tick_at(now) > self.queue.now() {
+        if self.clock == ClockRule::FollowsWakeups && self.tick_at(now) > self.queue.now() {
             // Due while the loop read its input: the delay since the tick that made them
             // due is the loop's own, so it counts as dispatch.
             let due_at = self.wall_of(self.tick_at(now));
@@ -352,9 +408,10 @@ impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {
         let behind = now.saturating_sub(self.wall_of(timed.tick));
         measure::note(&mut self.behind, behind);
         self.applied += 1;
+        let at = self.arrival_tick(now);
         match timed.arrival {
-            Arrival::Start { slot, delay } => self.start(slot, delay, true),
-            Arrival::Restart { slot, delay } => self.restart(slot, delay),
+            Arrival::Start { slot, delay } => self.start(slot, delay, at, true),
+            Arrival::Restart { slot, delay } => self.restart(slot, delay, at),
             Arrival::Stop { slot } => self.stop(slot),
         }
         if behind > self.setup.max_behind_ns {
@@ -367,22 +424,23 @@ impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {
         }
     }
 
-    /// Starts `slot`; a start of a timer the structure still holds (applied late, or an
-    /// approximate structure's late firing) is applied as the restart it amounts to.
-    fn start(&mut self, slot: u32, delay: u64, counted: bool) {
+    /// Starts `slot` with deadline `at + delay`; a start of a timer the structure still
+    /// holds (applied late, or an approximate structure's late firing) is applied as the
+    /// restart it amounts to.
+    fn start(&mut self, slot: u32, delay: u64, at: u64, counted: bool) {
         if self.pending[slot as usize] {
             self.starts_as_restarts += u64::from(counted);
-            return self.restart(slot, delay);
+            return self.restart(slot, delay, at);
         }
-        let deadline = self.queue.now().saturating_add(delay);
+        let deadline = at.saturating_add(delay);
         self.handles[slot as usize] = self.queue.start(deadline, u64::from(slot));
         self.pending[slot as usize] = true;
         self.log.push(Applied::Start { slot, deadline });
         self.dirty = true;
     }
 
-    fn restart(&mut self, slot: u32, delay: u64) {
-        let deadline = self.queue.now().saturating_add(delay);
+    fn restart(&mut self, slot: u32, delay: u64, at: u64) {
+        let deadline = at.saturating_add(delay);
         let (handle, _) =
             self.queue
                 .restart(self.handles[slot as usize], deadline, u64::from(slot));

@@ -94,8 +94,8 @@ pub struct Args {
     /// The CI smoke: a one-second keepalive through hierarchical-wheel with each wait
     /// strategy and netty-wheel:tick=10 ticking; fails unless every run verifies with no
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
-    /// 500 connections for 2 s, hierarchical-wheel with pwait2 and netty-wheel:tick=10
-    /// ticking (about 10 s).
+    /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
+    /// ticking and polling-scan scanning once a second (about 15 s).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,
@@ -205,6 +205,15 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
             strategy: strategy("tick", &netty, args)?,
             variant: netty,
         });
+        if args.tcp {
+            // The seed's scan a second: its clock moves only on the period's wakeups.
+            plans.push(Plan {
+                strategy: Strategy::Tick {
+                    period_ns: live_tcp::SMOKE_SCAN_PERIOD_NS,
+                },
+                variant: Variant::parse("polling-scan").map_err(|e| anyhow!(e))?,
+            });
+        }
         return Ok(plans);
     }
     let mut plans = Vec::new();

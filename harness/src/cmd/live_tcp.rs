@@ -30,6 +30,9 @@ pub const SMOKE_CONNECTIONS: u64 = 500;
 /// The smoke's workload phase.
 pub const SMOKE_DURATION_NS: u64 = 2_000_000_000;
 
+/// The period of the smoke's polling-scan run: the seed's scan a second.
+pub const SMOKE_SCAN_PERIOD_NS: u64 = 1_000_000_000;
+
 /// The hidden client subcommand's arguments: the server gives them.
 #[derive(clap::Args)]
 pub struct ClientCommand {
