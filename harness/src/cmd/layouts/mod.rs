@@ -204,9 +204,9 @@ fn open_study(folder: &Path, builds: u32, args: &Args) -> anyhow::Result<Study> 
         ];
         if let Some((what, _)) = differs.iter().find(|(_, differs)| *differs) {
             bail!(
-                "{} holds a study with other settings ({what} differs: it has --first-seed \
-                 {}, run arguments `{}`); give the same settings to go on with it, or \
-                 another --out",
+                "{} holds a study with other settings ({what}: not the same; it has \
+                 --first-seed {}, run arguments `{}`); give the same settings to go on with \
+                 it, or another --out",
                 folder.display(),
                 recorded.first_seed,
                 recorded.run_arguments.join(" ")
