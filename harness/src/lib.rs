@@ -13,8 +13,8 @@ pub mod table;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    ab, cell, combine, compare, engine, generate, import, list, live, live_tcp, rank, replay,
-    report, reproduce, run, threads,
+    ab, cell, combine, compare, engine, generate, import, layouts, list, live, live_tcp, rank,
+    replay, report, reproduce, run, threads,
 };
 use std::process::ExitCode;
 
@@ -47,6 +47,7 @@ enum Command {
     LiveTcpClient(live_tcp::ClientCommand),
     Ab(ab::Args),
     Combine(combine::Args),
+    Layouts(layouts::Args),
     #[command(name = "ab-side", hide = true)]
     AbSide(ab::side::Args),
     Threads(threads::Args),
@@ -71,6 +72,7 @@ pub fn main() -> ExitCode {
         Command::LiveTcpClient(args) => live_tcp::run_client(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Combine(args) => combine::run(&args),
+        Command::Layouts(args) => layouts::run(&args),
         Command::AbSide(args) => ab::side::run(&args),
         Command::Threads(args) => threads::run(&args),
     };

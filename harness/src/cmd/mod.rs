@@ -8,6 +8,7 @@ pub mod compare;
 pub mod engine;
 pub mod generate;
 pub mod import;
+pub mod layouts;
 pub mod list;
 pub mod live;
 pub mod live_tcp;
