@@ -4,27 +4,10 @@
 
 mod support;
 
-use serde_json::{Value, json};
 use std::path::Path;
-use support::{assert_fails_with, assert_succeeded, text, timerbench_in as timerbench};
-
-/// A verified cell record (only the fields the format requires) with one median ns/op.
-fn record(workload: &str, timers: u64, implementation: &str, median: f64) -> Value {
-    json!({
-        "schema": 2, "workload": workload, "timers": timers, "implementation": implementation,
-        "family": workload, "params": {}, "ops": null, "seed": 1,
-        "generator": format!("timerbench gen {workload} --timers {timers} --seed 1"),
-        "peer": false, "status": "ok", "reason": null, "operations": 1000, "fired": 500,
-        "reference_digest": "00", "digest": null,
-        "throughput": {
-            "repeats": 3,
-            "ns_per_op": {"median": median, "mad": 0.01, "samples": [median, median, median]},
-            "ns_per_fired": null,
-        },
-        "latency": {}, "clock": null, "advance_series": null, "memory": null,
-        "elapsed_seconds": 0.5,
-    })
-}
+use support::{
+    assert_fails_with, assert_succeeded, cell_record as record, text, timerbench_in as timerbench,
+};
 
 /// Writes a run folder `name` under `dir` with `hold` 1000 binary-heap at `heap` ns/op
 /// and `cron` 1000 btree at `tree` ns/op.

@@ -5,28 +5,12 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{assert_fails_with, assert_succeeded, text, timerbench_in as timerbench};
-
-/// A verified cell record (only the fields the format requires) with one median ns/op.
-fn record(workload: &str, timers: u64, implementation: &str, median: f64) -> Value {
-    json!({
-        "schema": 2, "workload": workload, "timers": timers, "implementation": implementation,
-        "family": workload, "params": {}, "ops": null, "seed": 1,
-        "generator": format!("timerbench gen {workload} --timers {timers} --seed 1"),
-        "peer": false, "status": "ok", "reason": null, "operations": 1000, "fired": 500,
-        "reference_digest": "00", "digest": null,
-        "throughput": {
-            "repeats": 3,
-            "ns_per_op": {"median": median, "mad": 0.01, "samples": [median, median, median]},
-            "ns_per_fired": null,
-        },
-        "latency": {}, "clock": null, "advance_series": null, "memory": null,
-        "elapsed_seconds": 0.5,
-    })
-}
+use support::{
+    assert_fails_with, assert_succeeded, cell_record as record, text, timerbench_in as timerbench,
+};
 
 /// Writes `study/layout-N` with `hold` 1000 at `heap` and `wheel` ns/op and `cron` 1000
 /// at `cron_heap` and `cron_wheel`, for binary-heap and hashed-wheel.

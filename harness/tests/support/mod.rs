@@ -66,3 +66,26 @@ pub fn assert_succeeded(output: &Output) {
         text(&output.stderr)
     );
 }
+
+/// A verified cell record (only the fields the format requires) with one median ns/op.
+pub fn cell_record(
+    workload: &str,
+    timers: u64,
+    implementation: &str,
+    median: f64,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema": 2, "workload": workload, "timers": timers, "implementation": implementation,
+        "family": workload, "params": {}, "ops": null, "seed": 1,
+        "generator": format!("timerbench gen {workload} --timers {timers} --seed 1"),
+        "peer": false, "status": "ok", "reason": null, "operations": 1000, "fired": 500,
+        "reference_digest": "00", "digest": null,
+        "throughput": {
+            "repeats": 3,
+            "ns_per_op": {"median": median, "mad": 0.01, "samples": [median, median, median]},
+            "ns_per_fired": null,
+        },
+        "latency": {}, "clock": null, "advance_series": null, "memory": null,
+        "elapsed_seconds": 0.5,
+    })
+}
