@@ -125,28 +125,6 @@ impl<V, S: Shape> HeapTimers<V, S> {
         removed
     }
 
-    /// Whether a timer is pending with its deadline at or before `to`.
-    #[inline]
-    fn is_due(&self, to: Tick) -> bool {
-        self.len > 0 && self.heap.slot(S::ROOT).deadline <= to
-    }
-
-    /// Fires, earliest first, every pending timer due by `to`; the root is due.
-    ///
-    /// Never inlined, so that `advance`'s own body stays the root's test (see there).
-    #[inline(never)]
-    fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
-        loop {
-            let root = self.remove_at(S::ROOT);
-            let id = self.entries.id(root.entry);
-            let (_, value) = self.entries.remove(root.entry);
-            on_fire(id, value, root.deadline);
-            if !self.is_due(to) {
-                break;
-            }
-        }
-    }
-
     /// Asserts the invariant, for the shapes' tests.
     #[cfg(test)]
     pub(crate) fn check_back_indices(&self) {
@@ -212,16 +190,18 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         (id, Some(old))
     }
 
-    /// The test whether the root is due is all an empty `advance` runs, and it is kept
-    /// apart from the firing loop ([`HeapTimers::fire_due`]) so that it inlines into the
-    /// caller: with the loop inline, an empty tick was a call whose entry saved registers
-    /// and loaded the loop's state before the root was even compared.
-    #[inline]
-    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, on_fire: F) {
+    fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
         self.work += 1;
-        if self.is_due(to) {
-            self.fire_due(to, on_fire);
+        while self.len > 0 {
+            let root = self.heap.slot(S::ROOT);
+            if root.deadline > to {
+                break;
+            }
+            self.remove_at(S::ROOT);
+            let id = self.entries.id(root.entry);
+            let (_, value) = self.entries.remove(root.entry);
+            on_fire(id, value, root.deadline);
         }
         self.now = to;
     }
