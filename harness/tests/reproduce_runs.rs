@@ -50,19 +50,7 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
     let root = tempfile::tempdir().unwrap();
     let file = experiments(root.path());
     let out = root.path().join("findings");
-    let output = timerbench(
-        &[
-            "reproduce",
-            "--quick",
-            "--runs",
-            "2",
-            "--experiments",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        root.path(),
-    );
+    let output = two_quick_runs(&file, &out, root.path());
     assert_succeeded(&output);
     let stdout = text(&output.stdout);
     assert!(stdout.contains("(run 2 of 2)"), "{stdout}");
@@ -191,19 +179,7 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
         ),
     );
     // The same --out again is refused before anything is measured.
-    let output = timerbench(
-        &[
-            "reproduce",
-            "--quick",
-            "--runs",
-            "2",
-            "--experiments",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        root.path(),
-    );
+    let output = two_quick_runs(&file, &out, root.path());
     assert_fails_with(&output, "already holds results; choose another --out");
 }
 
@@ -279,4 +255,21 @@ fn same_within_rounding(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// `reproduce --quick --runs 2` of the experiments in `file` into `out`.
+fn two_quick_runs(file: &Path, out: &Path, cwd: &Path) -> std::process::Output {
+    timerbench(
+        &[
+            "reproduce",
+            "--quick",
+            "--runs",
+            "2",
+            "--experiments",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        cwd,
+    )
 }
