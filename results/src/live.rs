@@ -133,7 +133,7 @@ pub struct TcpFigures {
 }
 
 /// One live run: one implementation, one wait strategy, one workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LiveRecord {
     /// [`LIVE_SCHEMA`].
     pub schema: u32,

@@ -2,7 +2,7 @@
 //! each wait strategy, with the bare baseline beside it (the driver is the
 //! `timerbench-live` crate; `docs/live.md` says how to read it).
 
-use crate::cmd::live_tcp;
+use crate::cmd::{live_repeat, live_tcp};
 use crate::table::Table;
 use anyhow::{anyhow, bail};
 use std::path::PathBuf;
@@ -110,6 +110,12 @@ pub struct Args {
     /// The longest the client may take to open every connection, with --tcp.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     ramp: u64,
+    /// Run every structure × wait strategy this many times, interleaved (each once, then
+    /// each again), and print each one's median and range over the runs: its p99 against
+    /// its own baseline's, and its CPU per second with the spread (docs/live.md,
+    /// *Repeats*).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=50))]
+    repeat: u32,
 }
 
 impl Args {
@@ -120,6 +126,11 @@ impl Args {
             (None, true, false) => live_tcp::DEFAULT_DURATION_NS,
             (None, false, _) => 10_000_000_000,
         }
+    }
+
+    /// `--repeat`, which the smoke ignores like the other flags.
+    fn repeats(&self) -> usize {
+        if self.smoke { 1 } else { self.repeat as usize }
     }
 
     fn waits(&self) -> Vec<String> {
@@ -366,17 +377,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         schedule.arrivals.len(),
         schedule.fill.len(),
         schedule.end_tick,
-        configs.len(),
+        configs.len() * args.repeats(),
         record::kernel(),
         record::clock_source()
     );
     let mut records = Vec::new();
-    for (index, config) in configs.iter().enumerate() {
+    // Interleaved, so that a slow spell of the machine falls on every structure alike.
+    let runs = (0..args.repeats()).flat_map(|_| configs.iter());
+    let total = configs.len() * args.repeats();
+    for (index, config) in runs.enumerate() {
         let workload_s = (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
         println!(
-            "  [{}/{}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then the baseline",
+            "  [{}/{total}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then the baseline",
             index + 1,
-            configs.len(),
             config.variant,
             config.strategy,
             config.idle_ns as f64 / 1e9
@@ -398,6 +411,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         records.push(record);
     }
     println!("{}", table(&records).render("  "));
+    if args.repeats() > 1 {
+        println!("{}", live_repeat::table(&records).render("  "));
+        println!(
+            "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
+             run's p99 against the baseline run right after it; CPU spread is largest / \
+             smallest − 1"
+        );
+    }
     if let Some(tcp) = live_tcp::table(&records) {
         println!("{}", tcp.render("  "));
         println!(
@@ -468,13 +489,9 @@ fn table(records: &[LiveRecord]) -> Table {
         "behind p99 ms",
     ]);
     for r in records {
-        let wait = match r.period_ns {
-            Some(period) => format!("tick/{}ms", period as f64 / 1e6),
-            None => r.wait.clone(),
-        };
         table.row(vec![
             r.implementation.clone(),
-            wait,
+            live_repeat::wait_label(r),
             r.status.clone(),
             r.firings.to_string(),
             r.lateness.early.to_string(),

@@ -45,15 +45,18 @@ impl Duet {
         Ok(Duet { sides })
     }
 
-    /// `rounds` duet rounds: A on `cores[0]` and B on `cores[1]` in even rounds, swapped in
-    /// odd ones; both armed before either starts. Each side's times, one per round.
+    /// Duet rounds: A on `cores[0]` and B on `cores[1]` in even rounds, swapped in odd ones;
+    /// both armed before either starts. At least `until.rounds` rounds, then on in pairs (so
+    /// each core serves each side equally often) until each side has `until.min_ns` of timed
+    /// replay, but never beyond `until.max_rounds`. Each side's times, one per round.
     pub fn rounds(
         &mut self,
-        rounds: u32,
+        until: Until,
         cores: [usize; 2],
     ) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
         let (mut a_ns, mut b_ns) = (Vec::new(), Vec::new());
-        for round in 0..rounds {
+        let mut round = 0;
+        while !until.reached(round, &a_ns, &b_ns) {
             let swap = round % 2 == 1;
             let [a, b] = &mut self.sides;
             a.send(&format!("arm {}", cores[usize::from(swap)]))?;
@@ -64,6 +67,7 @@ impl Duet {
             b.send("go")?;
             a_ns.push(a.read_ns()?);
             b_ns.push(b.read_ns()?);
+            round += 1;
         }
         Ok((a_ns, b_ns))
     }
@@ -87,6 +91,28 @@ impl Duet {
     pub fn finish(self, a_ns: Vec<u64>, b_ns: Vec<u64>) -> anyhow::Result<[AbSide; 2]> {
         let [a, b] = self.sides;
         Ok([a.finish(a_ns)?, b.finish(b_ns)?])
+    }
+}
+
+/// When a duet has run enough rounds (`--rounds`, `--min-seconds`, `--max-rounds`).
+#[derive(Debug, Clone, Copy)]
+pub struct Until {
+    /// The fewest rounds.
+    pub rounds: u32,
+    /// The least timed replay per side, in ns (0: `rounds` decides alone).
+    pub min_ns: u64,
+    /// The most rounds, whatever `min_ns` says.
+    pub max_rounds: u32,
+}
+
+impl Until {
+    /// Whether `round` rounds (with these times) are enough.
+    fn reached(&self, round: u32, a_ns: &[u64], b_ns: &[u64]) -> bool {
+        if round >= self.max_rounds {
+            return true;
+        }
+        let timed = |ns: &[u64]| ns.iter().sum::<u64>() >= self.min_ns;
+        round >= self.rounds && round.is_multiple_of(2) && timed(a_ns) && timed(b_ns)
     }
 }
 
@@ -199,5 +225,33 @@ impl Running {
             duet_ns,
             injected_delay_ns: (self.delay_ns > 0).then_some(self.delay_ns),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Until;
+
+    #[test]
+    fn rounds_go_on_in_pairs_until_each_side_has_its_time_but_stop_at_the_cap() {
+        let until = Until {
+            rounds: 4,
+            min_ns: 100,
+            max_rounds: 10,
+        };
+        // Four rounds of 20 ns: too few rounds, then too little time.
+        assert!(!until.reached(3, &[20; 3], &[20; 3]));
+        assert!(!until.reached(4, &[20; 4], &[20; 4]));
+        // 100 ns on A after 5 rounds, but an odd round count never stops a duet.
+        assert!(!until.reached(5, &[20; 5], &[20; 5]));
+        // B short of its time keeps the duet going even when A has enough.
+        assert!(!until.reached(6, &[20; 6], &[10; 6]));
+        assert!(until.reached(6, &[20; 6], &[20; 6]));
+        // The cap ends it whatever the time.
+        assert!(until.reached(10, &[1; 10], &[1; 10]));
+        // With no time asked, --rounds decides alone.
+        let plain = Until { min_ns: 0, ..until };
+        assert!(until.reached(4, &[100; 4], &[100; 4]));
+        assert!(plain.reached(4, &[1; 4], &[1; 4]));
     }
 }

@@ -21,7 +21,7 @@ mod build;
 mod duet;
 
 use anyhow::{Context, bail};
-use duet::{Duet, SideSpec};
+use duet::{Duet, SideSpec, Until};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -69,6 +69,15 @@ pub struct Args {
     /// that METHODOLOGY.md's validation measured; more for replays under about 300 ms.
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(2..))]
     rounds: u32,
+    /// After --rounds, go on in pairs of rounds until each side has this much timed
+    /// replay: short replays (under about 300 ms) are noisier per round, so a duet of them
+    /// needs more rounds for the same resolution (METHODOLOGY.md, *Validation*). `30s`,
+    /// `500ms`; 0 (the default) lets --rounds decide alone.
+    #[arg(long, default_value = "0s", value_parser = parse_seconds)]
+    min_seconds: u64,
+    /// The most rounds a cell may take, whatever --min-seconds asks.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(2..))]
+    max_rounds: u32,
     /// The two CPUs, `FIRST,SECOND`.
     #[arg(long, default_value = "0,1", value_parser = parse_cores)]
     cores: [usize; 2],
@@ -116,6 +125,14 @@ fn parse_cores(text: &str) -> Result<[usize; 2], String> {
 }
 
 /// A percentage of 0 or more.
+/// `--min-seconds`: a duration with its unit (`30s`, `500ms`), or 0.
+fn parse_seconds(text: &str) -> Result<u64, String> {
+    if text.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(0);
+    }
+    crate::cmd::live::parse_duration(text)
+}
+
 fn parse_margin(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(value) if value >= 0.0 && value.is_finite() => Ok(value),
@@ -220,9 +237,14 @@ fn duet_cell(
     seed: u64,
 ) -> anyhow::Result<AbRecord> {
     let mut duet = Duet::start(sides, workload)?;
-    let (a_ns, b_ns) = duet.rounds(args.rounds, args.cores)?;
+    let until = Until {
+        rounds: args.rounds,
+        min_ns: args.min_seconds,
+        max_rounds: args.max_rounds.max(args.rounds),
+    };
+    let (a_ns, b_ns) = duet.rounds(until, args.cores)?;
     let solo = if args.solo {
-        Some(duet.solo(args.rounds, args.cores[0])?)
+        Some(duet.solo(a_ns.len() as u32, args.cores[0])?)
     } else {
         None
     };
@@ -332,5 +354,13 @@ mod tests {
             (family.as_str(), spec.seed, spec.params.len()),
             ("hold", 9, 0)
         );
+    }
+
+    #[test]
+    fn min_seconds_takes_zero_or_a_duration_with_its_unit() {
+        assert_eq!(parse_seconds("0"), Ok(0));
+        assert_eq!(parse_seconds("0s"), Ok(0));
+        assert_eq!(parse_seconds("30s"), Ok(30_000_000_000));
+        assert!(parse_seconds("30").is_err());
     }
 }

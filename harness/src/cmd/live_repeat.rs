@@ -1,0 +1,169 @@
+//! `timerbench live --repeat N`: each structure × wait strategy run N times, interleaved,
+//! and read as a median with its range over the runs.
+//!
+//! One run's p99 is the 99th percentile of a few thousand to a few tens of thousands of
+//! firings, and its baseline's p99 (the bare loop, run right after it) moves by tens of
+//! microseconds from one run to the next on a virtual machine. A structure's p99 against
+//! one baseline is therefore mostly the two runs' noise. So each run's excess over *its
+//! own* baseline (run right after it, on the same machine state) is taken, and the median
+//! of those excesses over the runs is the figure, with the smallest and largest beside it.
+//! CPU per second is read the same way: its median and its spread (largest / smallest − 1)
+//! over the runs.
+
+use crate::cmd::ab::stats::median;
+use crate::table::Table;
+use timerbench_results::live::LiveRecord;
+
+/// The runs of one structure under one wait strategy, in the order they ran.
+struct Series<'a> {
+    implementation: &'a str,
+    wait: String,
+    runs: Vec<&'a LiveRecord>,
+}
+
+/// The wait column as `timerbench live`'s table shows it (`tick/100ms` for a period).
+pub fn wait_label(record: &LiveRecord) -> String {
+    match record.period_ns {
+        Some(period) => format!("tick/{}ms", period as f64 / 1e6),
+        None => record.wait.clone(),
+    }
+}
+
+fn series(records: &[LiveRecord]) -> Vec<Series<'_>> {
+    let mut out: Vec<Series> = Vec::new();
+    for record in records {
+        let wait = wait_label(record);
+        match out
+            .iter_mut()
+            .find(|s| s.implementation == record.implementation && s.wait == wait)
+        {
+            Some(series) => series.runs.push(record),
+            None => out.push(Series {
+                implementation: &record.implementation,
+                wait,
+                runs: vec![record],
+            }),
+        }
+    }
+    out
+}
+
+/// `median (min..max)` of `values`, at `digits` decimals.
+fn median_range(values: &[f64], digits: usize) -> String {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "{:.digits$} ({min:.digits$}..{max:.digits$})",
+        median(values)
+    )
+}
+
+/// A run's p99 lateness minus its own baseline's p99, in µs (negative: the structure's
+/// run came out below the bare loop's).
+pub fn p99_excess_us(record: &LiveRecord) -> f64 {
+    (record.lateness.total.p99_ns as f64 - record.baseline.p99_ns as f64) / 1e3
+}
+
+/// The spread of `values` as largest / smallest − 1, in percent (`-` if a value is 0).
+fn spread_percent(values: &[f64]) -> String {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if min > 0.0 {
+        format!("{:.1}%", 100.0 * (max / min - 1.0))
+    } else {
+        "-".into()
+    }
+}
+
+/// The table over repeats: one row per structure × wait strategy.
+pub fn table(records: &[LiveRecord]) -> Table {
+    let mut table = Table::new(&[
+        "implementation",
+        "wait",
+        "runs",
+        "verified",
+        "early",
+        "p99 µs",
+        "baseline p99 µs",
+        "p99 − own baseline µs",
+        "CPU ms/s",
+        "CPU spread",
+        "wakeups/s",
+    ]);
+    for series in series(records) {
+        let of = |f: &dyn Fn(&LiveRecord) -> f64| -> Vec<f64> {
+            series.runs.iter().map(|r| f(r)).collect()
+        };
+        let cpu = of(&|r| r.workload_phase.cpu_ms_per_second);
+        table.row(vec![
+            series.implementation.to_string(),
+            series.wait.clone(),
+            series.runs.len().to_string(),
+            series
+                .runs
+                .iter()
+                .filter(|r| r.status == "verified")
+                .count()
+                .to_string(),
+            series
+                .runs
+                .iter()
+                .map(|r| r.lateness.early)
+                .sum::<u64>()
+                .to_string(),
+            median_range(&of(&|r| r.lateness.total.p99_ns as f64 / 1e3), 0),
+            median_range(&of(&|r| r.baseline.p99_ns as f64 / 1e3), 0),
+            median_range(&of(&p99_excess_us), 0),
+            median_range(&cpu, 2),
+            spread_percent(&cpu),
+            median_range(&of(&|r| r.workload_phase.wakeups_per_second), 0),
+        ]);
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_results::live::Spread;
+
+    fn run(implementation: &str, p99_us: u64, baseline_p99_us: u64, cpu: f64) -> LiveRecord {
+        let mut record = LiveRecord {
+            implementation: implementation.into(),
+            wait: "pwait2".into(),
+            status: "verified".into(),
+            ..LiveRecord::default()
+        };
+        record.lateness.total = Spread {
+            count: 100,
+            p99_ns: p99_us * 1000,
+            ..Spread::default()
+        };
+        record.baseline = Spread {
+            count: 100,
+            p99_ns: baseline_p99_us * 1000,
+            ..Spread::default()
+        };
+        record.workload_phase.cpu_ms_per_second = cpu;
+        record
+    }
+
+    #[test]
+    fn each_run_is_read_against_its_own_baseline_and_the_median_is_taken() {
+        // Excesses +60, -5, +10: the median is +10, where the medians of the p99s
+        // (100) and of the baselines (95) would give +5.
+        let records = [
+            run("binary-heap", 100, 40, 30.0),
+            run("quad-heap", 80, 80, 20.0),
+            run("binary-heap", 90, 95, 33.0),
+            run("binary-heap", 110, 100, 31.5),
+        ];
+        let text = table(&records).render("");
+        let binary = text.lines().find(|l| l.starts_with("binary-heap")).unwrap();
+        assert!(binary.contains("10 (-5..60)"), "{binary}");
+        assert!(binary.contains("31.50 (30.00..33.00)"), "{binary}");
+        assert!(binary.contains("10.0%"), "{binary}");
+        let quad = text.lines().find(|l| l.starts_with("quad-heap")).unwrap();
+        assert!(quad.contains("0 (0..0)"), "{quad}");
+    }
+}
