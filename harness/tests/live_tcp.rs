@@ -188,7 +188,10 @@ fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() 
     assert_eq!(records.len(), 1, "Go's server alone: no structure runs");
     let record = &records[0];
     assert_eq!(record.status, "verified", "{:?}", record.reasons);
-    assert_eq!((record.implementation.as_str(), record.wait.as_str()), ("go-runtime", "runtime"));
+    assert_eq!(
+        (record.implementation.as_str(), record.wait.as_str()),
+        ("go-runtime", "runtime")
+    );
     let engine = record.engine.as_ref().expect("an engine's record");
     assert!(engine.runtime_version.starts_with("go"), "{engine:?}");
     let tcp = record.tcp.as_ref().expect("a TCP record");
@@ -224,7 +227,14 @@ fn without_go_its_server_is_unsupported_with_the_package_and_the_command_succeed
 fn an_engine_without_a_live_server_or_without_tcp_is_one_message() {
     let folder = tempfile::tempdir().unwrap();
     let jdk = timerbench_in(
-        &["live", "--tcp", "--timers", "5", "--engine", "jdk-delay-queue"],
+        &[
+            "live",
+            "--tcp",
+            "--timers",
+            "5",
+            "--engine",
+            "jdk-delay-queue",
+        ],
         folder.path(),
     );
     assert_fails_with(&jdk, "--engine jdk-delay-queue: no live keepalive server");

@@ -151,11 +151,15 @@ pub fn check(
             .ok()
             .and_then(|s| connections.get_mut(s))
         else {
-            checked.problems.push(format!("the server ended connection {slot}, not one of its own"));
+            checked.problems.push(format!(
+                "the server ended connection {slot}, not one of its own"
+            ));
             continue;
         };
         if std::mem::replace(&mut connection.ended, true) {
-            checked.problems.push(format!("the server ended connection {slot} twice"));
+            checked
+                .problems
+                .push(format!("the server ended connection {slot} twice"));
         }
         let said = u64::try_from(deadline).ok();
         let (closed, tcp) = (closed.max(0) as u64, &mut checked.tcp);
@@ -187,7 +191,9 @@ pub fn check(
                 } else {
                     tcp.open_at_end += 1;
                 }
-                let lost = connection.deadline.filter(|&d| d + config.max_behind_ns < run.ended_ns);
+                let lost = connection
+                    .deadline
+                    .filter(|&d| d + config.max_behind_ns < run.ended_ns);
                 if let Some(deadline) = lost {
                     checked.problems.push(format!(
                         "connection {slot}'s timeout was due {:.0} ms before the workload's \
@@ -197,14 +203,16 @@ pub fn check(
                 }
             }
             CLOSED_FOR_PROTOCOL => {}
-            _ => checked
-                .problems
-                .push(format!("connection {slot} ended as {how}, which means nothing")),
+            _ => checked.problems.push(format!(
+                "connection {slot} ended as {how}, which means nothing"
+            )),
         }
     }
     let never = connections.iter().filter(|c| !c.ended).count();
     if never > 0 {
-        checked.problems.push(format!("{never} connections the server never reported"));
+        checked
+            .problems
+            .push(format!("{never} connections the server never reported"));
     }
     checked.problems.extend(result.problems.iter().cloned());
     let tcp = &mut checked.tcp;
@@ -214,7 +222,11 @@ pub fn check(
     tcp.received = result.reads.len() as u64;
     tcp.rearmed = result.rearmed;
     if let Some([sent, refused, rss]) = run.client_done {
-        (tcp.client_sent, tcp.client_refused, tcp.client_peak_rss_bytes) = (sent, refused, rss);
+        (
+            tcp.client_sent,
+            tcp.client_refused,
+            tcp.client_peak_rss_bytes,
+        ) = (sent, refused, rss);
     }
     tcp.client_exit = run.client_exit.clone();
     checked
@@ -256,20 +268,31 @@ pub fn record(
         .map_err(|e| format!("the {} server's result is malformed: {e}", config.name))?;
     let checked = check(&result, schedule, config, run);
     let span_ns = result.workload.wall_ns.min(config.tcp.baseline_limit_ns);
-    let baseline =
-        crate::baseline::run(Strategy::Pwait2, &checked.deadlines, span_ns, sys::epoll_pwait2)?;
+    let baseline = crate::baseline::run(
+        Strategy::Pwait2,
+        &checked.deadlines,
+        span_ns,
+        sys::epoll_pwait2,
+    )?;
     let lateness = histogram_of(&checked.tcp.close_lateness);
     let mut record = blank(machine, config, schedule, run.slack_ns);
     let verified = checked.problems.is_empty() && checked.early == 0;
     record.status = if verified { "verified" } else { "unverified" }.into();
     if !verified {
-        let mut why = checked.problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        let mut why = checked
+            .problems
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
         if checked.early > 0 {
             why = format!("{} closes before their deadline; {why}", checked.early);
         }
-        record
-            .reasons
-            .push(format!("unverified ({} problems): {why}", checked.problems.len()));
+        record.reasons.push(format!(
+            "unverified ({} problems): {why}",
+            checked.problems.len()
+        ));
     }
     if let Some(tick) = run.cut_at_tick {
         record.reasons.push(format!(
@@ -298,6 +321,16 @@ pub fn record(
         starts_as_restarts: 0,
         behind: spread(&histogram_of(&checked.behind)),
     };
+    let behind = record.arrivals.behind;
+    if behind.p99_ns > config.tick_ns {
+        record.reasons.push(format!(
+            "behind real time: 1% of the keepalives were read more than {:.3} ms after their \
+             scheduled time (the most {:.3} ms), more than a tick: the server (or the client) \
+             could not keep up",
+            behind.p99_ns as f64 / 1e6,
+            behind.max_ns as f64 / 1e6
+        ));
+    }
     record.firings = checked.tcp.closed + checked.tcp.rearmed;
     record.lateness = LatenessParts {
         total: spread(&lateness),
@@ -343,7 +376,12 @@ pub fn not_run(
 }
 
 /// A record of `config` with nothing measured yet.
-fn blank(machine: &Machine, config: &EngineConfig, schedule: &Schedule, slack_ns: u64) -> LiveRecord {
+fn blank(
+    machine: &Machine,
+    config: &EngineConfig,
+    schedule: &Schedule,
+    slack_ns: u64,
+) -> LiveRecord {
     LiveRecord {
         schema: LIVE_SCHEMA,
         started: machine.started.clone(),
@@ -475,7 +513,14 @@ mod tests {
         ];
         let checked = check(&result(vec![READ], ends), &schedule(), &config(), &run());
         assert!(checked.problems.is_empty(), "{:?}", checked.problems);
-        assert_eq!((checked.tcp.closed, checked.tcp.closed_wrongly, checked.early), (2, 0, 0));
+        assert_eq!(
+            (
+                checked.tcp.closed,
+                checked.tcp.closed_wrongly,
+                checked.early
+            ),
+            (2, 0, 0)
+        );
         assert_eq!(checked.tcp.close_lateness, vec![800_000, 500_000]);
         assert_eq!(checked.behind, vec![200_000]);
         assert_eq!(checked.deadlines, vec![15 * MS + 200_000, 10 * MS]);
@@ -486,12 +531,25 @@ mod tests {
     fn a_deadline_not_set_by_the_reads_an_early_close_and_a_wrong_close_are_caught() {
         // Closed at 14 ms, saying its deadline was 14 ms: not what the read set (15.2 ms),
         // and before the keepalive's send tick plus the timeout (15 ms): closed wrongly.
-        let wrong = vec![[0, 1, at(14 * MS), at(14 * MS)], [1, 3, at(29 * MS), at(10 * MS)]];
+        let wrong = vec![
+            [0, 1, at(14 * MS), at(14 * MS)],
+            [1, 3, at(29 * MS), at(10 * MS)],
+        ];
         let checked = check(&result(vec![READ], wrong), &schedule(), &config(), &run());
-        assert!(checked.problems[0].contains("keepalives set"), "{:?}", checked.problems);
-        assert_eq!((checked.tcp.closed_wrongly, checked.tcp.open_at_end), (1, 1));
+        assert!(
+            checked.problems[0].contains("keepalives set"),
+            "{:?}",
+            checked.problems
+        );
+        assert_eq!(
+            (checked.tcp.closed_wrongly, checked.tcp.open_at_end),
+            (1, 1)
+        );
         // Closed before the deadline it reports.
-        let early = vec![[0, 1, at(15 * MS), at(15 * MS + 200_000)], [1, 2, at(5 * MS), -1]];
+        let early = vec![
+            [0, 1, at(15 * MS), at(15 * MS + 200_000)],
+            [1, 2, at(5 * MS), -1],
+        ];
         let checked = check(&result(vec![READ], early), &schedule(), &config(), &run());
         assert_eq!((checked.early, checked.most_early_ns), (1, 200_000));
         assert_eq!(checked.tcp.closed_by_client, 1);

@@ -112,7 +112,13 @@ impl Peer {
         std::thread::spawn(move || {
             for line in stdout.lines() {
                 let Ok(text) = line else { break };
-                if lines.send(Line { who, text: Some(text) }).is_err() {
+                if lines
+                    .send(Line {
+                        who,
+                        text: Some(text),
+                    })
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -262,24 +268,31 @@ pub fn run(config: &EngineConfig, schedule: &Schedule) -> Result<EngineRun, Stri
         format!("port={}", config.tcp.port),
     ];
     let mut server = Peer::spawn(Who::Server, &config.server, &server_args, sender.clone())?;
-    let server_failed = |server: &Peer, why: String| format!("the {name} server: {why}{}", server.stderr_tail());
+    let server_failed =
+        |server: &Peer, why: String| format!("the {name} server: {why}{}", server.stderr_tail());
     if let Err(e) = server.write(&tables(schedule)?) {
-        return Err(server_failed(&server, format!("died before it read its tables ({e})")));
+        return Err(server_failed(
+            &server,
+            format!("died before it read its tables ({e})"),
+        ));
     }
     let port = loop {
-        let line = next(&lines, sys::now_ns() + START_NS, "`listening` from the server")
-            .map_err(|why| server_failed(&server, why))?;
-        match line.text.as_deref().map(str::trim) {
-            Some(text) if text.starts_with("listening ") => {
-                break text["listening ".len()..]
-                    .parse::<u16>()
-                    .map_err(|_| server_failed(&server, format!("said `{text}`")))?;
-            }
-            Some(text) if text.starts_with("error: ") => {
-                return Err(server_failed(&server, text["error: ".len()..].to_string()));
-            }
-            Some(_) => {}
-            None => return Err(server_failed(&server, "exited before it listened".into())),
+        let line = next(
+            &lines,
+            sys::now_ns() + START_NS,
+            "`listening` from the server",
+        )
+        .map_err(|why| server_failed(&server, why))?;
+        let Some(text) = line.text.as_deref().map(str::trim) else {
+            return Err(server_failed(&server, "exited before it listened".into()));
+        };
+        if let Some(port) = text.strip_prefix("listening ") {
+            break port
+                .parse::<u16>()
+                .map_err(|_| server_failed(&server, format!("said `{text}`")))?;
+        }
+        if let Some(why) = text.strip_prefix("error: ") {
+            return Err(server_failed(&server, why.to_string()));
         }
     };
     let mut client_args = vec![
@@ -317,12 +330,17 @@ pub fn run(config: &EngineConfig, schedule: &Schedule) -> Result<EngineRun, Stri
     let (client_done, mut client_exit) = wait_done(&lines, done_by, &server)?;
     let ended_ns = sys::now_ns();
     if let Err(e) = server.write(&1u64.to_le_bytes()) {
-        return Err(server_failed(&server, format!("died in the workload phase ({e})")));
+        return Err(server_failed(
+            &server,
+            format!("died in the workload phase ({e})"),
+        ));
     }
     let result = wait_result(&lines, ended_ns + config.idle_ns + RESULT_GRACE_NS, &server)
         .map_err(|why| server_failed(&server, why))?;
     if client_done.is_some() {
-        client_exit = client_exit.or(client.finish().map(|how| format!("the TCP client process {how}")));
+        client_exit = client_exit.or(client
+            .finish()
+            .map(|how| format!("the TCP client process {how}")));
     }
     let _ = server.finish();
     Ok(EngineRun {
@@ -355,22 +373,25 @@ fn wait_ready(
                 config.tcp.ramp_ns / sys::NANOS_PER_SECOND
             )
         })?;
-        match (line.who, line.text.as_deref()) {
-            (Who::Server, Some("ready")) => return Ok(()),
-            (Who::Server, Some(text)) if text.starts_with("error: ") => {
-                return Err(format!("the {} server: {text}{}", config.name, server.stderr_tail()));
+        let error = line.text.as_deref().and_then(|t| t.strip_prefix("error: "));
+        match (line.who, line.text.as_deref(), error) {
+            (Who::Server, Some("ready"), _) => return Ok(()),
+            (Who::Server, _, Some(why)) => {
+                return Err(format!(
+                    "the {} server: {why}{}",
+                    config.name,
+                    server.stderr_tail()
+                ));
             }
-            (Who::Client, Some(text)) if text.starts_with("error: ") => {
-                return Err(format!("the TCP client failed: {}", &text["error: ".len()..]));
-            }
-            (Who::Server, None) => {
+            (Who::Client, _, Some(why)) => return Err(format!("the TCP client failed: {why}")),
+            (Who::Server, None, _) => {
                 return Err(format!(
                     "the {} server exited during the ramp{}",
                     config.name,
                     server.stderr_tail()
                 ));
             }
-            (Who::Client, None) => {
+            (Who::Client, None, _) => {
                 return Err("the TCP client process died during the ramp".into());
             }
             _ => {}
@@ -386,24 +407,31 @@ fn wait_done(lines: &Receiver<Line>, until_ns: u64, server: &Peer) -> Result<Don
     loop {
         let line = next(lines, until_ns, "`done` from the TCP client")?;
         match (line.who, line.text.as_deref()) {
-            (Who::Client, Some(text)) if text.starts_with("done ") => {
-                let words: Vec<u64> = text["done ".len()..]
-                    .split_whitespace()
-                    .filter_map(|w| w.parse().ok())
-                    .collect();
-                return Ok((words.try_into().ok(), None));
-            }
-            (Who::Client, Some(text)) if text.starts_with("error: ") => {
-                let why = format!("the TCP client failed: {}", &text["error: ".len()..]);
-                return Ok((None, Some(why)));
+            (Who::Client, Some(text)) => {
+                if let Some(counts) = text.strip_prefix("done ") {
+                    let words: Vec<u64> = counts
+                        .split_whitespace()
+                        .filter_map(|w| w.parse().ok())
+                        .collect();
+                    return Ok((words.try_into().ok(), None));
+                }
+                if let Some(why) = text.strip_prefix("error: ") {
+                    return Ok((None, Some(format!("the TCP client failed: {why}"))));
+                }
             }
             (Who::Client, None) => {
-                return Ok((None, Some("the TCP client process died (it closed its output)".into())));
+                return Ok((
+                    None,
+                    Some("the TCP client process died (it closed its output)".into()),
+                ));
             }
             (Who::Server, None) => {
-                return Err(format!("the server exited in the workload phase{}", server.stderr_tail()));
+                return Err(format!(
+                    "the server exited in the workload phase{}",
+                    server.stderr_tail()
+                ));
             }
-            _ => {}
+            (Who::Server, Some(_)) => {}
         }
     }
 }
@@ -413,14 +441,18 @@ fn wait_result(lines: &Receiver<Line>, until_ns: u64, server: &Peer) -> Result<S
     loop {
         let line = next(lines, until_ns, "`result` from the server")?;
         match (line.who, line.text) {
-            (Who::Server, Some(text)) if text.starts_with("result ") => {
-                return Ok(text["result ".len()..].to_string());
+            (Who::Server, Some(text)) => {
+                if let Some(result) = text.strip_prefix("result ") {
+                    return Ok(result.to_string());
+                }
+                if text.starts_with("error: ") {
+                    return Err(text);
+                }
             }
-            (Who::Server, Some(text)) if text.starts_with("error: ") => return Err(text),
             (Who::Server, None) => {
                 return Err(format!("exited without its result{}", server.stderr_tail()));
             }
-            _ => {}
+            (Who::Client, _) => {}
         }
     }
 }
