@@ -366,9 +366,8 @@ fn wait_ready(
     loop {
         let line = next(lines, until_ns, "`ready` from the server").map_err(|why| {
             format!(
-                "the client's {} connections were not all identified by the {} server within \
+                "the client's connections were not all identified by the {} server within \
                  --ramp {} s ({why}); raise --ramp, or use fewer --connections",
-                config.peak_pending,
                 config.name,
                 config.tcp.ramp_ns / sys::NANOS_PER_SECOND
             )
