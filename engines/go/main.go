@@ -9,7 +9,8 @@
 // timers pending and none fires beside the pairs. `restart` is Timer.Reset of the resident
 // timers in turn, a keepalive's refresh. A runtime timer runs on the monotonic clock and
 // cannot be driven by a virtual one, so `replay` is answered "unsupported". `micro lateness
-// timers=N spread-ms=S idle-ms=I` runs timers on the real clock (lateness.go).
+// timers=N spread-ms=S idle-ms=I` runs timers on the real clock (lateness.go). `live-tcp`
+// is the keepalive server of `timerbench live --tcp --engine go-runtime` (keepalive.go).
 package main
 
 import (
@@ -52,6 +53,10 @@ type answer struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "live-tcp" {
+		// A live server, with its own protocol of lines (keepalive.go), not one answer.
+		os.Exit(serveKeepalive(os.Args[2:]))
+	}
 	out, err := run(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go-runtime engine:", err)

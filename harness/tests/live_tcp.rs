@@ -156,3 +156,89 @@ fn bad_tcp_flags_and_limits_are_one_message_before_anything_runs() {
     assert_fails_with(&file, "--file");
     assert!(!folder.path().join("results").exists());
 }
+
+/// The TCP smoke's workload (500 connections, a 1 s timeout, 2,000 keepalives a second, a
+/// fifth of them silent) for 2 s, with Go's server alone (`--engine` and no `--impl`).
+fn go_run(folder: &Path, path: Option<&Path>) -> std::process::Output {
+    let build = folder.join("build");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_timerbench"));
+    command
+        .args(["live", "--tcp", "--engine", "go-runtime", "--timers", "500"])
+        .args(["--param", "timeout=1000", "--param", "rate=2000"])
+        .args(["--param", "idle=0.2", "--duration", "2s", "--idle", "200ms"])
+        .args(["--out", "out", "--build-dir"])
+        .arg(&build)
+        .current_dir(folder);
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() {
+    if !timerbench::cmd::engine::build::on_path("go") {
+        eprintln!("skipped: no `go` here (apt-get install golang-go)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let output = go_run(folder.path(), None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    assert_eq!(records.len(), 1, "Go's server alone: no structure runs");
+    let record = &records[0];
+    assert_eq!(record.status, "verified", "{:?}", record.reasons);
+    assert_eq!(
+        (record.implementation.as_str(), record.wait.as_str()),
+        ("go-runtime", "runtime")
+    );
+    let engine = record.engine.as_ref().expect("an engine's record");
+    assert!(engine.runtime_version.starts_with("go"), "{engine:?}");
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert_eq!(tcp.connections, 500);
+    assert_eq!(tcp.closed_wrongly, 0);
+    assert_eq!(tcp.client_exit, None);
+    // Keepalives came and were read; the silent fifth timed out within the 2 s.
+    assert!(tcp.received > 0 && tcp.received <= tcp.client_sent);
+    assert!(tcp.closed >= 100, "{tcp:?}");
+    assert_eq!(tcp.closed + tcp.open_at_end + tcp.closed_by_client, 500);
+    assert_eq!(tcp.close_lateness.count, tcp.closed);
+    assert_eq!(record.lateness.early, 0);
+    assert_eq!(record.firings, tcp.closed + tcp.rearmed);
+    assert_eq!(record.arrivals.applied, tcp.received);
+    assert!(record.workload_phase.cpu_ns > 0 && tcp.server_peak_rss_bytes > 0);
+}
+
+#[test]
+fn without_go_its_server_is_unsupported_with_the_package_and_the_command_succeeds() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = go_run(folder.path(), Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("apt-get install golang-go"), "{stdout}");
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(record.reasons[0].contains("apt-get install golang-go"));
+    assert_eq!(record.engine.as_ref().unwrap().name, "go-runtime");
+}
+
+#[test]
+fn an_engine_without_a_live_server_or_without_tcp_is_one_message() {
+    let folder = tempfile::tempdir().unwrap();
+    let jdk = timerbench_in(
+        &[
+            "live",
+            "--tcp",
+            "--timers",
+            "5",
+            "--engine",
+            "jdk-delay-queue",
+        ],
+        folder.path(),
+    );
+    assert_fails_with(&jdk, "--engine jdk-delay-queue: no live keepalive server");
+    let no_tcp = timerbench_in(&["live", "--engine", "go-runtime"], folder.path());
+    assert_fails_with(&no_tcp, "--tcp");
+    assert!(!folder.path().join("results").exists());
+}

@@ -14,11 +14,15 @@
 //! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module);
 //! - [`tcp_server`], [`tcp_client`], [`net`]: the TCP mode, the keepalives arriving on
 //!   real connections on loopback from a client process, a timer per connection that
-//!   closes it.
+//!   closes it;
+//! - [`engine_server`], [`engine_record`]: the TCP mode with another runtime's server (Go's
+//!   netpoller and timers) in place of the loop, checked the same way.
 //!
 //! `docs/live.md` says how to run it and how to read it.
 
 pub mod baseline;
+pub mod engine_record;
+pub mod engine_server;
 pub mod event_loop;
 pub mod feeder;
 pub mod knobs;

@@ -137,12 +137,16 @@ pub fn record(
         missed_ticks: outcome.missed_ticks,
         tcp,
         histograms: histograms(&lateness.total, &run.baseline),
+        engine: None,
     }
 }
 
 /// Both lateness histograms encoded for the record; `None` (the record keeps its
 /// percentiles) in the unlikely case that one cannot be serialised.
-fn histograms(lateness: &Histogram<u64>, baseline: &Histogram<u64>) -> Option<LiveHistograms> {
+pub(crate) fn histograms(
+    lateness: &Histogram<u64>,
+    baseline: &Histogram<u64>,
+) -> Option<LiveHistograms> {
     Some(LiveHistograms {
         lateness_v2: encode_v2(lateness).ok()?,
         baseline_v2: encode_v2(baseline).ok()?,
@@ -157,6 +161,15 @@ fn tcp_figures(config: &Config, run: &LiveRun, tcp: &TcpOutcome) -> TcpFigures {
     let declared_ns =
         (run.declared_late_ticks * config.tick_ns).max(config.strategy.period_ns().unwrap_or(0));
     let allowance_ns = declared_ns + run.baseline.value_at_quantile(0.999);
+    figures_of(tcp, allowance_ns, run.peak_rss_bytes)
+}
+
+/// The figures of `tcp`: a close is on time within `allowance_ns` after its deadline.
+pub(crate) fn figures_of(
+    tcp: &TcpOutcome,
+    allowance_ns: u64,
+    server_peak_rss_bytes: u64,
+) -> TcpFigures {
     let mut lateness = crate::measure::histogram();
     for &late in &tcp.close_lateness {
         crate::measure::note(&mut lateness, late);
@@ -180,7 +193,7 @@ fn tcp_figures(config: &Config, run: &LiveRun, tcp: &TcpOutcome) -> TcpFigures {
         closed_by_client: tcp.closed_by_client,
         open_at_end: tcp.open_at_end,
         close_lateness: spread(&lateness),
-        server_peak_rss_bytes: run.peak_rss_bytes,
+        server_peak_rss_bytes,
         client_peak_rss_bytes: tcp.client_peak_rss_bytes,
         client_exit: tcp.client_exit.clone(),
     }

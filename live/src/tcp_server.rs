@@ -429,8 +429,7 @@ impl TcpServer {
                         return Ok(read);
                     }
                 };
-            let sent_tick = sent_ns.saturating_sub(self.origin_ns) / self.tick_ns;
-            let until = self.origin_ns + (sent_tick + delay) * self.tick_ns;
+            let until = live_until_ns(self.origin_ns, self.tick_ns, sent_ns, delay);
             let live_until = &mut self.live_until_ns[slot as usize];
             *live_until = (*live_until).max(until);
             into.push(Received::Arrival(index as usize));
@@ -448,6 +447,15 @@ impl TcpServer {
         }
         Ok(read)
     }
+}
+
+/// The earliest wall time at which closing a connection is right after a keepalive sent at
+/// `sent_ns` (the client's clock) with a timeout of `delay` ticks: the tick of its sending
+/// plus the timeout. Counted from the send, not the read, so that a server that reads late
+/// still may not close early.
+pub fn live_until_ns(origin_ns: u64, tick_ns: u64, sent_ns: u64, delay: u64) -> u64 {
+    let sent_tick = sent_ns.saturating_sub(origin_ns) / tick_ns;
+    origin_ns + (sent_tick + delay) * tick_ns
 }
 
 impl TcpServer {

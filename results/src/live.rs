@@ -13,8 +13,9 @@ pub const LIVE_FILE: &str = "live.jsonl";
 
 /// The version of the live record this build writes; it reads this one and the ones
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
-/// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones.
-pub const LIVE_SCHEMA: u32 = 3;
+/// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones;
+/// version 4 added `engine`, `None` in the older ones.
+pub const LIVE_SCHEMA: u32 = 4;
 
 /// The oldest live record version this build reads.
 pub const OLDEST_LIVE_SCHEMA: u32 = 1;
@@ -205,6 +206,35 @@ pub struct LiveRecord {
     /// reader can draw their CDFs; `None` in records before version 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LiveHistograms>,
+    /// The other runtime whose server made the record (`timerbench live --tcp --engine`),
+    /// `None` for a structure in timerbench's own loop (and in records before version 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<LiveEngine>,
+}
+
+/// What ran a live record's server when it is another runtime's program (an engine of
+/// `docs/engines.md`) rather than a structure in timerbench's loop.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveEngine {
+    /// The engine's name (`go-runtime`), also the record's `implementation`.
+    pub name: String,
+    /// Its runtime (`go`).
+    pub runtime: String,
+    /// The runtime's version (`go1.19.8`).
+    pub runtime_version: String,
+    /// The flags it ran with (GOMAXPROCS, GOGC).
+    pub runtime_flags: Vec<String>,
+    /// How the server waits for its connections and times them out, in words.
+    pub server: String,
+    /// Whose CPU time the phases' `cpu_ns` is, in words.
+    pub cpu_of: String,
+    /// What the phases' wakeup counts are, in words; where the runtime counts none, they
+    /// are 0 and this says so.
+    pub wakeups_of: String,
+    /// Garbage collections during the workload phase.
+    pub gc_cycles: u64,
+    /// Their stop-the-world pauses, nanoseconds.
+    pub gc_pause_ns: u64,
 }
 
 /// A live run's lateness histograms, HdrHistogram V2 in base64 (as `histogram_v2` in
@@ -302,6 +332,7 @@ mod tests {
             missed_ticks: 0,
             tcp: None,
             histograms: None,
+            engine: None,
         }
     }
 
@@ -348,6 +379,30 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         append_live(folder.path(), &tcp).unwrap();
         assert_eq!(read_live(&path).unwrap(), vec![tcp]);
+    }
+
+    #[test]
+    fn an_engine_round_trips_and_a_version_3_record_reads_without_one() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(LIVE_FILE);
+        let mut old = serde_json::to_value(record()).unwrap();
+        assert!(old.get("engine").is_none(), "no `engine` key without one");
+        old["schema"] = 3.into();
+        std::fs::write(&path, format!("{old}\n")).unwrap();
+        assert_eq!(read_live(&path).unwrap()[0].engine, None);
+        let go = LiveRecord {
+            implementation: "go-runtime".into(),
+            engine: Some(LiveEngine {
+                name: "go-runtime".into(),
+                runtime_version: "go1.19.8".into(),
+                gc_cycles: 2,
+                ..LiveEngine::default()
+            }),
+            ..record()
+        };
+        std::fs::remove_file(&path).unwrap();
+        append_live(folder.path(), &go).unwrap();
+        assert_eq!(read_live(&path).unwrap(), vec![go]);
     }
 
     #[test]

@@ -24,9 +24,18 @@ use timerbench_workloads::{Program, compile, load};
 #[derive(clap::Args)]
 pub struct Args {
     /// The implementation or variant (repeatable): `hierarchical-wheel`,
-    /// `netty-wheel:tick=100` (see `timerbench list`).
-    #[arg(long = "impl", value_name = "NAME[:KEY=VALUE,...]", default_value = "hierarchical-wheel", value_parser = Variant::parse)]
+    /// `netty-wheel:tick=100` (see `timerbench list`). Default: hierarchical-wheel, unless
+    /// --engine is given.
+    #[arg(long = "impl", value_name = "NAME[:KEY=VALUE,...]", value_parser = Variant::parse)]
     implementations: Vec<Variant>,
+    /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
+    /// `go-runtime`, Go's netpoller and timers (docs/live.md). Built from `engines/`;
+    /// without its toolchain the record is `unsupported`, with the package to install.
+    #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
+    engines: Vec<String>,
+    /// Where --engine's programs are built.
+    #[arg(long, value_name = "DIR", default_value = "target/engines")]
+    build_dir: PathBuf,
     /// Wait strategies, comma-separated: `pwait2` (epoll_pwait2, ns timeout), `wait`
     /// (epoll_wait, ms rounded up), `timerfd` (absolute timerfd at the next deadline),
     /// `tick` (a periodic timerfd every --period, whatever is pending). Default: all four;
@@ -95,7 +104,7 @@ pub struct Args {
     /// strategy and netty-wheel:tick=10 ticking; fails unless every run verifies with no
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
     /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
-    /// ticking and polling-scan scanning once a second (about 15 s).
+    /// ticking, polling-scan scanning once a second, and Go's server (about 20 s).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,
@@ -140,6 +149,15 @@ impl Args {
             None => ["pwait2", "wait", "timerfd", "tick"]
                 .map(String::from)
                 .to_vec(),
+        }
+    }
+
+    /// The engines' servers to run: --engine's, or Go's in the TCP smoke.
+    fn engines(&self) -> Vec<String> {
+        match (self.smoke, self.tcp) {
+            (true, true) => vec![live_tcp::GO_ENGINE.to_string()],
+            (true, false) => Vec::new(),
+            _ => self.engines.clone(),
         }
     }
 }
@@ -228,7 +246,11 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
         return Ok(plans);
     }
     let mut plans = Vec::new();
-    for variant in &args.implementations {
+    let mut implementations = args.implementations.clone();
+    if implementations.is_empty() && args.engines.is_empty() {
+        implementations.push(Variant::parse("hierarchical-wheel").map_err(|e| anyhow!(e))?);
+    }
+    for variant in &implementations {
         for name in &args.waits() {
             plans.push(Plan {
                 strategy: strategy(name.trim(), variant, args)?,
@@ -342,6 +364,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         )
         .map_err(|e| anyhow!(e))?;
     }
+    let engines = args.engines();
+    live_tcp::check_engines(&engines)?;
     let (name, program) = workload(args)?;
     let plans = plans(args)?;
     for plan in &plans {
@@ -371,44 +395,69 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         git_revision: crate::environment::git_revision(),
         host: crate::environment::host(),
     };
+    let runs = (configs.len() + engines.len()) * args.repeats();
     println!(
-        "live: {name} ({} operations after a fill of {}, {} ticks), {} runs; kernel {}, \
+        "live: {name} ({} operations after a fill of {}, {} ticks), {runs} runs; kernel {}, \
          clock source {}",
         schedule.arrivals.len(),
         schedule.fill.len(),
         schedule.end_tick,
-        configs.len() * args.repeats(),
         record::kernel(),
         record::clock_source()
     );
     let mut records = Vec::new();
+    let base = engine_base(args, &name, &program)?;
     // Interleaved, so that a slow spell of the machine falls on every structure alike.
-    let runs = (0..args.repeats()).flat_map(|_| configs.iter());
-    let total = configs.len() * args.repeats();
-    for (index, config) in runs.enumerate() {
-        let workload_s = (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
-        println!(
-            "  [{}/{total}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then the baseline",
-            index + 1,
-            config.variant,
-            config.strategy,
-            config.idle_ns as f64 / 1e9
-        );
-        let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
-        let record = record::record(&machine, config, &schedule, &run);
-        println!(
-            "        {}: {} firings, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
-            record.status,
-            record.firings,
-            record.lateness.early,
-            record.lateness.total.p99_ns as f64 / 1e3,
-            record.baseline.p99_ns as f64 / 1e3
-        );
-        for reason in &record.reasons {
-            println!("        {reason}");
+    let mut index = 0;
+    for _ in 0..args.repeats() {
+        for config in &configs {
+            index += 1;
+            let workload_s =
+                (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
+            println!(
+                "  [{index}/{runs}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then \
+                 the baseline",
+                config.variant,
+                config.strategy,
+                config.idle_ns as f64 / 1e9
+            );
+            let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
+            let record = record::record(&machine, config, &schedule, &run);
+            println!(
+                "        {}: {} firings, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
+                record.status,
+                record.firings,
+                record.lateness.early,
+                record.lateness.total.p99_ns as f64 / 1e3,
+                record.baseline.p99_ns as f64 / 1e3
+            );
+            for reason in &record.reasons {
+                println!("        {reason}");
+            }
+            append_live(&folder, &record)?;
+            records.push(record);
         }
-        append_live(&folder, &record)?;
-        records.push(record);
+        for engine in &engines {
+            index += 1;
+            println!(
+                "  [{index}/{runs}] the {engine} server (its runtime's own poller and timers), \
+                 then the baseline"
+            );
+            let record = live_tcp::run_engine(engine, &base, &args.build_dir, &schedule, &machine);
+            println!(
+                "        {}: {} closes, {} early, close lateness p99 {:.0} µs (baseline {:.0} µs)",
+                record.status,
+                record.tcp.as_ref().map_or(0, |tcp| tcp.closed),
+                record.lateness.early,
+                record.lateness.total.p99_ns as f64 / 1e3,
+                record.baseline.p99_ns as f64 / 1e3
+            );
+            for reason in &record.reasons {
+                println!("        {reason}");
+            }
+            append_live(&folder, &record)?;
+            records.push(record);
+        }
     }
     println!("{}", table(&records).render("  "));
     if args.repeats() > 1 {
@@ -428,14 +477,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "  lateness and baseline: p50/p99/p99.9/max in µs; wakeups per second (total/useless); \
-         written to {}",
+        "  lateness and baseline: p50/p99/p99.9/max in µs; wakeups per second (total/useless), \
+         n/c where a runtime counts none; an engine's CPU is its whole process's; written to {}",
         folder.join(timerbench_results::live::LIVE_FILE).display()
     );
     let failed: Vec<&LiveRecord> = records
         .iter()
         .filter(|r| {
-            r.status != "verified"
+            (r.status != "verified" && r.status != "unsupported")
                 || (r.precision == "exact" && r.lateness.early > 0)
                 || live_tcp::failure(r).is_some()
         })
@@ -458,6 +507,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         "a live run did not verify, an exact structure fired early, or a TCP run closed a \
          connection wrongly or lost its client (see above)"
     )
+}
+
+/// What an engine's server run shares with the structures' runs: the same rules as
+/// [`config`]'s for the smoke and the flags.
+fn engine_base(
+    args: &Args,
+    name: &str,
+    program: &Program,
+) -> anyhow::Result<timerbench_live::engine_server::EngineConfig> {
+    let smoke = args.smoke;
+    Ok(timerbench_live::engine_server::EngineConfig {
+        name: String::new(),
+        server: Vec::new(),
+        tcp: live_tcp::config(args.port, args.ramp)?,
+        workload: name.to_string(),
+        peak_pending: program.peak_pending,
+        tick_ns: if smoke { 1_000_000 } else { args.tick },
+        duration_ns: args.duration_ns(),
+        idle_ns: if smoke { 300_000_000 } else { args.idle },
+        max_behind_ns: if smoke {
+            1_000_000_000
+        } else {
+            args.max_behind
+        },
+        client_cpu: if smoke { None } else { args.feeder_cpu },
+    })
 }
 
 fn micros(spread: &Spread) -> String {
@@ -489,6 +564,8 @@ fn table(records: &[LiveRecord]) -> Table {
         "behind p99 ms",
     ]);
     for r in records {
+        // An engine's runtime counts no wakeups (its record's `engine.wakeups_of` says so).
+        let counted = r.engine.is_none();
         table.row(vec![
             r.implementation.clone(),
             live_repeat::wait_label(r),
@@ -497,12 +574,18 @@ fn table(records: &[LiveRecord]) -> Table {
             r.lateness.early.to_string(),
             micros(&r.lateness.total),
             micros(&r.baseline),
-            format!(
-                "{:.0}/{:.0}",
-                r.workload_phase.wakeups_per_second, r.workload_phase.useless_per_second
-            ),
+            match counted {
+                true => format!(
+                    "{:.0}/{:.0}",
+                    r.workload_phase.wakeups_per_second, r.workload_phase.useless_per_second
+                ),
+                false => "n/c".into(),
+            },
             format!("{:.2}", r.workload_phase.cpu_ms_per_second),
-            format!("{:.1}", r.idle_phase.wakeups_per_second),
+            match counted {
+                true => format!("{:.1}", r.idle_phase.wakeups_per_second),
+                false => "n/c".into(),
+            },
             format!("{:.3}", r.arrivals.behind.p99_ns as f64 / 1e6),
         ]);
     }

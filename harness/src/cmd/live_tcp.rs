@@ -1,15 +1,28 @@
 //! `timerbench live --tcp`: the keepalive server for real, over TCP on loopback (the
 //! driver is `timerbench-live`'s `tcp_server` and `tcp_client`; `docs/live.md`, "The TCP
 //! mode"). This file holds what the command adds for it: its defaults, its smoke, the
-//! hidden `live-tcp-client` subcommand the server starts, and the table of its figures.
+//! hidden `live-tcp-client` subcommand the server starts, the engines' servers
+//! (`--engine`), and the table of its figures.
 
+use crate::cmd::engine::build::{self, NotBuilt};
 use crate::table::Table;
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use timerbench_live::engine_record;
+use timerbench_live::engine_server::{self, EngineConfig};
+use timerbench_live::record::Machine;
+use timerbench_live::schedule::Schedule;
 use timerbench_live::tcp_client::{self, ClientArgs};
 use timerbench_live::tcp_server::TcpConfig;
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
+
+/// The engine with a live keepalive server: Go's (`engines/go/keepalive.go`).
+pub const GO_ENGINE: &str = "go-runtime";
+
+/// The engines `--engine` may name: those with a live server.
+const LIVE_ENGINES: &[&str] = &[GO_ENGINE];
 
 /// Connections by default in the TCP mode: the seed's server.
 pub const DEFAULT_CONNECTIONS: u64 = 100_000;
@@ -117,6 +130,61 @@ pub fn keepalive_spec(
         seed,
         params: params.to_vec(),
     }
+}
+
+/// Refuses, before anything runs, an engine without a live server.
+pub fn check_engines(names: &[String]) -> anyhow::Result<()> {
+    match names.iter().find(|n| !LIVE_ENGINES.contains(&n.as_str())) {
+        Some(name) => anyhow::bail!(
+            "--engine {name}: no live keepalive server; the engines with one: {}",
+            LIVE_ENGINES.join(", ")
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The engines' sources: `engines/` in the working directory (a clone's root), else the
+/// source tree this timerbench was built from (as `run --engine` finds them).
+fn engine_sources() -> PathBuf {
+    let here = PathBuf::from("engines");
+    if here.is_dir() {
+        return here;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines")
+}
+
+/// Builds engine `name` into `build_dir` and runs its server over `schedule` with `base`'s
+/// settings: its record, `unsupported` without its toolchain and `failed` (with why) when
+/// it does not build or its run breaks, so that the other runs go on.
+pub fn run_engine(
+    name: &str,
+    base: &EngineConfig,
+    build_dir: &Path,
+    schedule: &Schedule,
+    machine: &Machine,
+) -> LiveRecord {
+    let mut config = base.clone();
+    config.name = name.to_string();
+    let engine = build::ENGINES
+        .iter()
+        .find(|e| e.name == name)
+        .expect("check_engines lets only built engines through");
+    match build::build(engine, &engine_sources(), build_dir) {
+        Ok(argv) => {
+            config.server = argv.into_iter().map(OsString::from).collect();
+            config.server.push("live-tcp".into());
+        }
+        Err(NotBuilt::Unsupported(why)) => {
+            return engine_record::not_run(machine, &config, schedule, "unsupported", &why);
+        }
+        Err(NotBuilt::BuildFailed(why)) => {
+            let why = format!("its build failed: {why}");
+            return engine_record::not_run(machine, &config, schedule, "failed", &why);
+        }
+    }
+    engine_server::run(&config, schedule)
+        .and_then(|run| engine_record::record(machine, &config, schedule, &run))
+        .unwrap_or_else(|why| engine_record::not_run(machine, &config, schedule, "failed", &why))
 }
 
 /// The TCP figures of each record, a row each.

@@ -193,6 +193,11 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
     let [l50, l99, l999, lmax] = spread(lateness);
     let [b50, b99, b999, bmax] = spread(&record.baseline);
     let phase = &record.workload_phase;
+    // An engine's runtime counts no wakeups (`engine.wakeups_of` says so): not 0, none.
+    let wakeups = |rate: f64| match record.engine {
+        Some(_) => "n/c".to_string(),
+        None => per_second(rate),
+    };
     html! {
         tr data-structure=(record.implementation) data-wait=(record.wait) {
             td { span.impl { (record.implementation) } }
@@ -202,10 +207,10 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
             td.num { (record.lateness.early) }
             td.num.sep { (l50) } td.num { (l99) } td.num { (l999) } td.num { (lmax) }
             td.num.sep { (b50) } td.num { (b99) } td.num { (b999) } td.num { (bmax) }
-            td.num.sep { (per_second(phase.wakeups_per_second)) }
-            td.num { (per_second(phase.useless_per_second)) }
+            td.num.sep { (wakeups(phase.wakeups_per_second)) }
+            td.num { (wakeups(phase.useless_per_second)) }
             td.num.sep { (format!("{:.2}", phase.cpu_ms_per_second)) }
-            td.num { (per_second(record.idle_phase.wakeups_per_second)) }
+            td.num { (wakeups(record.idle_phase.wakeups_per_second)) }
             @if tcp { (tcp_cells(record)) }
         }
     }
@@ -342,7 +347,8 @@ fn cpu_chart(
     drawn: &mut Vec<Chart>,
 ) -> anyhow::Result<Markup> {
     let mut series: Vec<Series> = Vec::new();
-    for record in records {
+    // An engine's record has no wakeup count to place it by.
+    for record in records.iter().filter(|r| r.engine.is_none()) {
         let name = point_name(record);
         let (color, style) = nth(points.iter().position(|p| *p == name).unwrap_or(0));
         let phase = &record.workload_phase;

@@ -199,7 +199,10 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
                 // Offline and self-contained: no module download, a cache under `build`.
                 .env("GOPROXY", "off")
                 .env("GOFLAGS", "-mod=mod")
-                .env("GOCACHE", absolute(build)?.join("go-cache")),
+                .env("GOCACHE", absolute(build)?.join("go-cache"))
+                // Pure Go (the live server's `net` without cgo's resolver): no C toolchain
+                // needed, and a fresh cache builds no C.
+                .env("CGO_ENABLED", "0"),
         ),
         Toolchain::Java => javac(&sources.join("java"), &build.join("java"), None),
         // The JDK engines' classes are already built (`Builder::build`).
