@@ -137,6 +137,7 @@ pub fn record(
         missed_ticks: outcome.missed_ticks,
         tcp,
         histograms: histograms(&lateness.total, &run.baseline),
+        engine: None,
     }
 }
 

@@ -13,8 +13,9 @@ pub const LIVE_FILE: &str = "live.jsonl";
 
 /// The version of the live record this build writes; it reads this one and the ones
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
-/// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones.
-pub const LIVE_SCHEMA: u32 = 3;
+/// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones;
+/// version 4 added `engine`, `None` in the older ones (every one a Rust structure's run).
+pub const LIVE_SCHEMA: u32 = 4;
 
 /// The oldest live record version this build reads.
 pub const OLDEST_LIVE_SCHEMA: u32 = 1;
@@ -205,6 +206,41 @@ pub struct LiveRecord {
     /// reader can draw their CDFs; `None` in records before version 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LiveHistograms>,
+    /// The engine whose `micro lateness` answer this record is (docs/engines.md): another
+    /// runtime's timers on the real clock, not a Rust structure in the live loop; `None`
+    /// for a `timerbench live` run (and in every record before version 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<LiveEngine>,
+}
+
+/// What ran an engine's lateness record, and what its figures are of.
+///
+/// The engine measures on its own clock inside its process, so the fields the live loop
+/// alone has (the bare loop's `baseline`, the parts of the lateness, `arrivals`) are
+/// empty in such a record, and its `wakeups` are what `wakeups_of` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveEngine {
+    /// The engine's name (`netty-hashed-wheel`), also the record's `implementation`.
+    pub name: String,
+    /// The runtime it ran on (the JVM's name, `go`).
+    pub runtime: String,
+    /// The runtime's version.
+    pub runtime_version: String,
+    /// The engine protocol's version.
+    pub protocol: u32,
+    /// Timers scheduled: `firings` of them fired within the engine's bound.
+    pub timers: u64,
+    /// Whose wake-ups the phases' `wakeups` and `voluntary_switches` count, in words.
+    pub wakeups_of: String,
+    /// Whose CPU time the phases' `cpu_ns` is, in words.
+    pub cpu_of: String,
+}
+
+impl LiveRecord {
+    /// Whether the record is an engine's lateness answer, not a live loop's run.
+    pub fn is_engine(&self) -> bool {
+        self.engine.is_some()
+    }
 }
 
 /// A live run's lateness histograms, HdrHistogram V2 in base64 (as `histogram_v2` in
@@ -302,6 +338,7 @@ mod tests {
             missed_ticks: 0,
             tcp: None,
             histograms: None,
+            engine: None,
         }
     }
 
@@ -348,6 +385,42 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         append_live(folder.path(), &tcp).unwrap();
         assert_eq!(read_live(&path).unwrap(), vec![tcp]);
+    }
+
+    #[test]
+    fn an_engine_record_round_trips_and_an_older_record_reads_as_a_loop_run() {
+        assert!(
+            serde_json::to_value(record())
+                .unwrap()
+                .get("engine")
+                .is_none()
+        );
+        let engine = LiveRecord {
+            implementation: "netty-hashed-wheel".into(),
+            status: "ok".into(),
+            engine: Some(LiveEngine {
+                name: "netty-hashed-wheel".into(),
+                runtime: "OpenJDK 64-Bit Server VM".into(),
+                runtime_version: "17.0.13+11-Debian-2".into(),
+                protocol: 2,
+                timers: 3,
+                wakeups_of: "the worker thread's voluntary context switches".into(),
+                cpu_of: "the worker thread".into(),
+            }),
+            ..record()
+        };
+        assert!(engine.is_engine() && !record().is_engine());
+        let folder = tempfile::tempdir().unwrap();
+        append_live(folder.path(), &engine).unwrap();
+        let mut older = serde_json::to_value(record()).unwrap();
+        older["schema"] = 3.into();
+        let path = folder.path().join(LIVE_FILE);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{older}\n"));
+        std::fs::write(&path, text).unwrap();
+        let read = read_live(&path).unwrap();
+        assert_eq!(read[0], engine);
+        assert_eq!((read[1].schema, read[1].is_engine()), (3, false));
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn record(implementation: &str, wait: &str) -> LiveRecord {
         missed_ticks: 0,
         tcp: None,
         histograms: None,
+        engine: None,
     }
 }
 
