@@ -14,7 +14,7 @@ pub const LIVE_FILE: &str = "live.jsonl";
 /// The version of the live record this build writes; it reads this one and the ones
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
 /// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones;
-/// version 4 added `engine`, `None` in the older ones.
+/// version 4 added `engine`, `None` in the older ones (every one a Rust structure's run).
 pub const LIVE_SCHEMA: u32 = 4;
 
 /// The oldest live record version this build reads.
@@ -206,35 +206,55 @@ pub struct LiveRecord {
     /// reader can draw their CDFs; `None` in records before version 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LiveHistograms>,
-    /// The other runtime whose server made the record (`timerbench live --tcp --engine`),
-    /// `None` for a structure in timerbench's own loop (and in records before version 4).
+    /// The other runtime that made the record, `None` for a structure in timerbench's own
+    /// loop (and in every record before version 4): its server (`timerbench live --tcp
+    /// --engine`) or its `micro lateness` answer (docs/engines.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<LiveEngine>,
 }
 
-/// What ran a live record's server when it is another runtime's program (an engine of
-/// `docs/engines.md`) rather than a structure in timerbench's loop.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What ran a live record when it is another runtime's program (an engine of
+/// `docs/engines.md`) rather than a structure in timerbench's loop: the server of
+/// `timerbench live --tcp --engine`, or a `micro lateness` answer.
+///
+/// An engine measures on its own clock inside its process, so fields that only the live
+/// loop has (the parts of the lateness; for a lateness answer also `baseline` and
+/// `arrivals`) are empty, and its wakeups are what `wakeups_of` says. Each producer fills
+/// the fields it has; the others read as their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LiveEngine {
-    /// The engine's name (`go-runtime`), also the record's `implementation`.
+    /// The engine's name (`go-runtime`, `netty-hashed-wheel`), also the record's
+    /// `implementation`.
     pub name: String,
-    /// Its runtime (`go`).
+    /// Its runtime (`go`, the JVM's name).
     pub runtime: String,
     /// The runtime's version (`go1.19.8`).
     pub runtime_version: String,
-    /// The flags it ran with (GOMAXPROCS, GOGC).
+    /// The flags it ran with (GOMAXPROCS, GOGC), where the engine reports them.
     pub runtime_flags: Vec<String>,
-    /// How the server waits for its connections and times them out, in words.
+    /// The engine protocol's version (a lateness answer; 0 for a server).
+    pub protocol: u32,
+    /// Timers scheduled (a lateness answer: `firings` of them fired within its bound).
+    pub timers: u64,
+    /// How the server waits for its connections and times them out, in words (a server).
     pub server: String,
     /// Whose CPU time the phases' `cpu_ns` is, in words.
     pub cpu_of: String,
     /// What the phases' wakeup counts are, in words; where the runtime counts none, they
     /// are 0 and this says so.
     pub wakeups_of: String,
-    /// Garbage collections during the workload phase.
+    /// Garbage collections during the workload phase (a server).
     pub gc_cycles: u64,
-    /// Their stop-the-world pauses, nanoseconds.
+    /// Their stop-the-world pauses, nanoseconds (a server).
     pub gc_pause_ns: u64,
+}
+
+impl LiveRecord {
+    /// Whether another runtime made the record, not a structure in the live loop.
+    pub fn is_engine(&self) -> bool {
+        self.engine.is_some()
+    }
 }
 
 /// A live run's lateness histograms, HdrHistogram V2 in base64 (as `histogram_v2` in
@@ -382,27 +402,51 @@ mod tests {
     }
 
     #[test]
-    fn an_engine_round_trips_and_a_version_3_record_reads_without_one() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join(LIVE_FILE);
-        let mut old = serde_json::to_value(record()).unwrap();
-        assert!(old.get("engine").is_none(), "no `engine` key without one");
-        old["schema"] = 3.into();
-        std::fs::write(&path, format!("{old}\n")).unwrap();
-        assert_eq!(read_live(&path).unwrap()[0].engine, None);
+    fn an_engine_record_round_trips_and_an_older_record_reads_as_a_loop_run() {
+        assert!(
+            serde_json::to_value(record())
+                .unwrap()
+                .get("engine")
+                .is_none()
+        );
+        let engine = LiveRecord {
+            implementation: "netty-hashed-wheel".into(),
+            status: "ok".into(),
+            engine: Some(LiveEngine {
+                name: "netty-hashed-wheel".into(),
+                runtime: "OpenJDK 64-Bit Server VM".into(),
+                runtime_version: "17.0.13+11-Debian-2".into(),
+                protocol: 2,
+                timers: 3,
+                wakeups_of: "the worker thread's voluntary context switches".into(),
+                cpu_of: "the worker thread".into(),
+            }),
+            ..record()
+        };
+        assert!(engine.is_engine() && !record().is_engine());
         let go = LiveRecord {
             implementation: "go-runtime".into(),
             engine: Some(LiveEngine {
                 name: "go-runtime".into(),
                 runtime_version: "go1.19.8".into(),
+                runtime_flags: vec!["GOMAXPROCS=2".into()],
                 gc_cycles: 2,
                 ..LiveEngine::default()
             }),
             ..record()
         };
-        std::fs::remove_file(&path).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        append_live(folder.path(), &engine).unwrap();
         append_live(folder.path(), &go).unwrap();
-        assert_eq!(read_live(&path).unwrap(), vec![go]);
+        let mut older = serde_json::to_value(record()).unwrap();
+        older["schema"] = 3.into();
+        let path = folder.path().join(LIVE_FILE);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{older}\n"));
+        std::fs::write(&path, text).unwrap();
+        let read = read_live(&path).unwrap();
+        assert_eq!(read[..2], [engine, go]);
+        assert_eq!((read[2].schema, read[2].is_engine()), (3, false));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod build;
 pub mod lateness;
+pub mod lateness_record;
 pub mod protocol;
 pub mod verify;
 

@@ -75,6 +75,13 @@ fn introduction() -> Markup {
              schema 3 keeps only p50, p99, p99.9 and the largest, and is drawn through \
              those."
         }
+        p.note {
+            (super::format::engine_badge()) " rows are another runtime's own timers on the \
+             same timers (" code { "timerbench engine --micro lateness" } ", docs/engines.md), \
+             measured inside the engine's process: lateness from the call that scheduled the \
+             timer, wake-ups as the engine counts them (Netty: its worker thread's voluntary \
+             context switches), CPU of its worker; no bare loop, no useless wake-ups."
+        }
     }
 }
 
@@ -193,14 +200,24 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
     let [l50, l99, l999, lmax] = spread(lateness);
     let [b50, b99, b999, bmax] = spread(&record.baseline);
     let phase = &record.workload_phase;
-    // An engine's runtime counts no wakeups (`engine.wakeups_of` says so): not 0, none.
-    let wakeups = |rate: f64| match record.engine {
-        Some(_) => "n/c".to_string(),
-        None => per_second(rate),
+    // An engine's server counts no wakeups (`engine.wakeups_of` says so): not 0, none.
+    // A lateness answer counts its worker's wake-ups but does not tell useless ones apart.
+    let server = record.engine.is_some() && record.tcp.is_some();
+    let wakeups = |rate: f64| match server {
+        true => "n/c".to_string(),
+        false => per_second(rate),
+    };
+    let useless = match (server, record.is_engine()) {
+        (true, _) => "n/c".to_string(),
+        (false, true) => "–".to_string(),
+        (false, false) => per_second(phase.useless_per_second),
     };
     html! {
         tr data-structure=(record.implementation) data-wait=(record.wait) {
-            td { span.impl { (record.implementation) } }
+            td {
+                span.impl { (record.implementation) }
+                @if record.is_engine() { " " (super::format::engine_badge()) }
+            }
             td { (wait_label(record)) }
             td { span.badge.(record.status) { (record.status) } }
             td.num { (record.firings) }
@@ -208,7 +225,7 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
             td.num.sep { (l50) } td.num { (l99) } td.num { (l999) } td.num { (lmax) }
             td.num.sep { (b50) } td.num { (b99) } td.num { (b999) } td.num { (bmax) }
             td.num.sep { (wakeups(phase.wakeups_per_second)) }
-            td.num { (wakeups(phase.useless_per_second)) }
+            td.num { (useless) }
             td.num.sep { (format!("{:.2}", phase.cpu_ms_per_second)) }
             td.num { (wakeups(record.idle_phase.wakeups_per_second)) }
             @if tcp { (tcp_cells(record)) }

@@ -466,3 +466,47 @@ fn a_tcp_run_shows_its_connections_closes_and_both_processes_memory() {
         "fed over the socket pair"
     );
 }
+
+#[test]
+fn an_engine_record_sits_beside_the_port_marked_as_an_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, live) = (dir.path().join("run"), dir.path().join("live"));
+    write_run(&run, "alpha", 1.0);
+    let mut netty =
+        serde_json::to_value(live_record("netty-hashed-wheel", "tick", 1, "ok")).unwrap();
+    netty["engine"] = serde_json::json!({
+        "name": "netty-hashed-wheel", "runtime": "OpenJDK", "runtime_version": "17.0.13",
+        "protocol": 2, "timers": 200, "wakeups_of": "the worker thread's voluntary context \
+        switches", "cpu_of": "the worker thread",
+    });
+    netty["reasons"] = serde_json::json!([]);
+    let netty: LiveRecord = serde_json::from_value(netty).unwrap();
+    write_live(
+        &live,
+        &[
+            netty,
+            live_record("netty-wheel:tick=10", "tick", 1, "verified"),
+        ],
+    );
+    let output = dir.path().join("report.html");
+    let extras = Extras {
+        live: vec![live],
+        threads: Vec::new(),
+    };
+    write_report_with(&[run], &extras, &output, None, &catalog()).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let section = section(&html, "live");
+    let engine = row(
+        section,
+        "data-structure=\"netty-hashed-wheel\" data-wait=\"tick\"",
+    );
+    assert!(engine.contains("badge engine"), "{engine}");
+    // Its useless wake-ups are not counted: a dash, not 0.
+    assert_eq!(numbers(engine)[11], "–");
+    let port = row(
+        section,
+        "data-structure=\"netty-wheel:tick=10\" data-wait=\"tick\"",
+    );
+    assert!(!port.contains("badge engine"), "{port}");
+    assert_eq!(numbers(port)[11], "9.0");
+}

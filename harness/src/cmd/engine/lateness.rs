@@ -21,7 +21,7 @@ pub const LATENESS_ENGINES: &[&str] =
     &["go-runtime", "jdk-scheduled-executor", "netty-hashed-wheel"];
 
 /// The engines whose timer has a tick (`tick-ms`); the others run once, deadline-driven.
-const TICKED: &[&str] = &["netty-hashed-wheel"];
+pub const TICKED: &[&str] = &["netty-hashed-wheel"];
 
 /// The flags of `--micro lateness`.
 #[derive(clap::Args, Debug, Clone)]
@@ -425,7 +425,8 @@ pub fn live_workload(timers: u64, spread_ms: u64, tick_ms: u64) -> String {
     out
 }
 
-fn write_live_workload(
+/// Writes [`live_workload`] to `path`, creating its folder.
+pub fn write_live_workload(
     path: &Path,
     timers: u64,
     spread_ms: u64,

@@ -81,6 +81,8 @@ pub struct Experiment {
     pub live: Option<super::live_source::LiveSource>,
     /// The threads runs of a `kind = "threads"` experiment.
     pub threads: Option<super::threads_source::ThreadsSource>,
+    /// The timers of a `kind = "lateness"` experiment (an engine beside its port, live).
+    pub lateness: Option<super::lateness_source::LatenessSource>,
 }
 
 /// A recorded trace, imported by `timerbench import ftrace PATH --timers TIMERS` into a

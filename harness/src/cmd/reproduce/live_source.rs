@@ -326,7 +326,7 @@ pub fn series_label(implementation: &str, wait: &str) -> String {
 }
 
 /// One `timerbench live` in this process; its record (the one it appended), or why none.
-fn run_one(words: &[String], run_folder: &Path) -> Result<LiveRecord, String> {
+pub(super) fn run_one(words: &[String], run_folder: &Path) -> Result<LiveRecord, String> {
     let file = run_folder.join(LIVE_FILE);
     let before = if file.is_file() {
         read_live(&file).map_err(|e| format!("{e:#}"))?.len()

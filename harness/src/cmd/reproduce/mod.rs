@@ -18,6 +18,7 @@
 mod combined;
 pub mod experiments;
 pub mod figures;
+mod lateness_source;
 mod live_source;
 mod output;
 mod reuse;

@@ -1,6 +1,7 @@
 //! Experiments whose records come from another command than `timerbench run`: live runs
-//! (`timerbench live`, [`super::live_source`]) and threads runs (`timerbench threads`,
-//! [`super::threads_source`]).
+//! (`timerbench live`, [`super::live_source`]), threads runs (`timerbench threads`,
+//! [`super::threads_source`]) and lateness runs (an engine's `micro lateness` beside its
+//! port live, [`super::lateness_source`]).
 //!
 //! Such an experiment plans *series* (an implementation with a wait strategy, or inside a
 //! sharing scheme) at *points* (connections, a tick length, producer threads), runs the
@@ -28,20 +29,24 @@ pub enum SourceKind {
     Live,
     /// Runs of `timerbench threads` (`threads.jsonl`).
     Threads,
+    /// An engine's `micro lateness` and its port's `timerbench live` (`live.jsonl`).
+    Lateness,
 }
 
-/// Whether the experiment is read from live or threads runs (or names their table).
+/// Whether the experiment is read from live, threads or lateness runs (or names their
+/// table).
 pub fn is_source(experiment: &Experiment) -> bool {
     experiment.kind != SourceKind::Cells
         || experiment.live.is_some()
         || experiment.threads.is_some()
+        || experiment.lateness.is_some()
 }
 
 /// The records file of the experiment's folder.
 pub fn records_file(experiment: &Experiment) -> &'static str {
     match experiment.kind {
         SourceKind::Cells => RESULTS_FILE,
-        SourceKind::Live => timerbench_results::live::LIVE_FILE,
+        SourceKind::Live | SourceKind::Lateness => timerbench_results::live::LIVE_FILE,
         SourceKind::Threads => timerbench_results::threads::THREADS_FILE,
     }
 }
@@ -58,13 +63,16 @@ pub fn check(experiment: &Experiment) -> Result<(), String> {
     if experiment.implementations.is_empty() {
         return Err("needs at least one implementation".to_string());
     }
-    match (experiment.kind, &experiment.live, &experiment.threads) {
-        (SourceKind::Live, Some(live), None) => live.check(experiment)?,
-        (SourceKind::Threads, None, Some(threads)) => threads.check(experiment)?,
+    let tables = (&experiment.live, &experiment.threads, &experiment.lateness);
+    match (experiment.kind, tables) {
+        (SourceKind::Live, (Some(live), None, None)) => live.check(experiment)?,
+        (SourceKind::Threads, (None, Some(threads), None)) => threads.check(experiment)?,
+        (SourceKind::Lateness, (None, None, Some(lateness))) => lateness.check(experiment)?,
         _ => {
             return Err(
                 "`kind = \"live\"` goes with a `live` table, `kind = \"threads\"` with a \
-                 `threads` table, and neither table with another kind"
+                 `threads` table, `kind = \"lateness\"` with a `lateness` table, and no \
+                 table with another kind"
                     .to_string(),
             );
         }
@@ -77,21 +85,23 @@ pub fn check(experiment: &Experiment) -> Result<(), String> {
 
 /// The series of the experiment, as its rule and figure name them.
 pub fn series_labels(experiment: &Experiment) -> Vec<String> {
-    match (&experiment.live, &experiment.threads) {
-        (Some(live), _) => live.series(experiment),
-        (_, Some(threads)) => threads.series(experiment),
+    match (&experiment.live, &experiment.threads, &experiment.lateness) {
+        (Some(live), _, _) => live.series(experiment),
+        (_, Some(threads), _) => threads.series(experiment),
+        (_, _, Some(lateness)) => lateness.series(experiment),
         _ => Vec::new(),
     }
 }
 
 /// The `--list` line of a live or threads experiment, or `None` for cells.
 pub fn list_words(experiment: &Experiment) -> Option<String> {
-    let (what, points) = match (&experiment.live, &experiment.threads) {
-        (Some(live), _) => (format!("live {}", live.workload_words()), live.point_name()),
-        (_, Some(threads)) => (
+    let (what, points) = match (&experiment.live, &experiment.threads, &experiment.lateness) {
+        (Some(live), _, _) => (format!("live {}", live.workload_words()), live.point_name()),
+        (_, Some(threads), _) => (
             format!("threads {}", threads.workload_words()),
             "producer threads",
         ),
+        (_, _, Some(lateness)) => (lateness.workload_words(), "tick ms"),
         _ => return None,
     };
     Some(format!(
@@ -104,13 +114,17 @@ pub fn list_words(experiment: &Experiment) -> Option<String> {
     ))
 }
 
-/// Runs and judges a live or threads experiment; never fails (an error is the reason).
+/// Runs and judges a live, threads or lateness experiment; never fails (an error is the reason).
 pub fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
     let run_folder = folder.join(&experiment.id);
-    let measured = match (&experiment.live, &experiment.threads) {
-        (Some(live), _) => live.measure(experiment, &run_folder, quick),
-        (_, Some(threads)) => threads.measure(experiment, &run_folder, quick),
-        _ => Err(anyhow::anyhow!("no live or threads table")),
+    let measured = match (&experiment.live, &experiment.threads, &experiment.lateness) {
+        (Some(live), _, _) => live.measure(experiment, &run_folder, quick),
+        (_, Some(threads), _) => threads.measure(experiment, &run_folder, quick),
+        (_, _, Some(lateness)) => {
+            let build = folder.join(".cache").join("engines");
+            lateness.measure(experiment, &run_folder, &build, quick)
+        }
+        _ => Err(anyhow::anyhow!("no live, threads or lateness table")),
     };
     let (measured, failure) = match measured {
         Ok(measured) => (measured, String::new()),
@@ -120,12 +134,15 @@ pub fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding
 }
 
 /// Whether a finding is "not measured" only because this machine lacks what it needs
-/// (a kernel without `epoll_pwait2`), which is the machine's limit, not a failed run.
+/// (a kernel without `epoll_pwait2`, an engine's toolchain), which is the machine's limit,
+/// not a failed run.
 pub fn lacks_capability(finding: &Finding) -> bool {
     let lacking = |cell: &CellReading| {
-        cell.reason
+        let no_pwait2 = cell
+            .reason
             .as_deref()
-            .is_some_and(|why| why.contains(timerbench_live::wait::NO_PWAIT2))
+            .is_some_and(|why| why.contains(timerbench_live::wait::NO_PWAIT2));
+        no_pwait2 || super::lateness_source::lacks_toolchain(cell)
     };
     finding.verdict == Verdict::NotMeasured
         && finding.cells.iter().any(lacking)
@@ -189,7 +206,7 @@ impl Measured {
 
 /// The finding of a source experiment from what it measured (or from `failure`, the
 /// reason nothing was).
-fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Finding {
+pub(super) fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Finding {
     let series = series_labels(experiment);
     let (values, verdict, mut reason) = if failure.is_empty() {
         let computed = compute(&experiment.figure, &series, measured);

@@ -138,7 +138,7 @@ impl Engines {
 
 /// The engines' sources: `engines/` in the working directory (a clone's root), else the
 /// source tree this timerbench was built from.
-fn sources() -> PathBuf {
+pub(crate) fn sources() -> PathBuf {
     let here = PathBuf::from("engines");
     if here.is_dir() {
         return here;

@@ -34,7 +34,7 @@
 
 mod cache;
 mod child;
-mod engines;
+pub(crate) mod engines;
 mod files;
 mod group;
 mod memory_probe;
