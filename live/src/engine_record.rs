@@ -353,6 +353,7 @@ pub fn record(
         wakeups_of: GO_WAKEUPS.into(),
         gc_cycles: result.gc_cycles,
         gc_pause_ns: result.gc_pause_ns,
+        ..LiveEngine::default()
     });
     Ok(record)
 }

@@ -420,6 +420,7 @@ mod tests {
                 timers: 3,
                 wakeups_of: "the worker thread's voluntary context switches".into(),
                 cpu_of: "the worker thread".into(),
+                ..LiveEngine::default()
             }),
             ..record()
         };

@@ -2,8 +2,7 @@
 //! each wait strategy, with the bare baseline beside it (the driver is the
 //! `timerbench-live` crate; `docs/live.md` says how to read it).
 
-use crate::cmd::{live_repeat, live_tcp};
-use crate::table::Table;
+use crate::cmd::{live_tables, live_tcp};
 use anyhow::{anyhow, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +13,7 @@ use timerbench_live::record::{self, Machine};
 use timerbench_live::schedule::Schedule;
 use timerbench_live::wait::Strategy;
 use timerbench_live::{Config, natural_period_ns, sys};
-use timerbench_results::live::{LiveRecord, Spread, append_live};
+use timerbench_results::live::{LiveRecord, append_live};
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::{Program, compile, load};
 
@@ -459,9 +458,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             records.push(record);
         }
     }
-    println!("{}", table(&records).render("  "));
+    println!("{}", live_tables::runs_table(&records).render("  "));
     if args.repeats() > 1 {
-        println!("{}", live_repeat::table(&records).render("  "));
+        println!("{}", live_tables::table(&records).render("  "));
         println!(
             "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
              run's p99 against the baseline run right after it; CPU spread is largest / \
@@ -533,63 +532,6 @@ fn engine_base(
         },
         client_cpu: if smoke { None } else { args.feeder_cpu },
     })
-}
-
-fn micros(spread: &Spread) -> String {
-    if spread.count == 0 {
-        return "-".into();
-    }
-    let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
-    format!(
-        "{}/{}/{}/{}",
-        us(spread.p50_ns),
-        us(spread.p99_ns),
-        us(spread.p999_ns),
-        us(spread.max_ns)
-    )
-}
-
-fn table(records: &[LiveRecord]) -> Table {
-    let mut table = Table::new(&[
-        "implementation",
-        "wait",
-        "status",
-        "firings",
-        "early",
-        "lateness µs",
-        "baseline µs",
-        "wakeups/s",
-        "CPU ms/s",
-        "idle wakeups/s",
-        "behind p99 ms",
-    ]);
-    for r in records {
-        // An engine's runtime counts no wakeups (its record's `engine.wakeups_of` says so).
-        let counted = r.engine.is_none();
-        table.row(vec![
-            r.implementation.clone(),
-            live_repeat::wait_label(r),
-            r.status.clone(),
-            r.firings.to_string(),
-            r.lateness.early.to_string(),
-            micros(&r.lateness.total),
-            micros(&r.baseline),
-            match counted {
-                true => format!(
-                    "{:.0}/{:.0}",
-                    r.workload_phase.wakeups_per_second, r.workload_phase.useless_per_second
-                ),
-                false => "n/c".into(),
-            },
-            format!("{:.2}", r.workload_phase.cpu_ms_per_second),
-            match counted {
-                true => format!("{:.1}", r.idle_phase.wakeups_per_second),
-                false => "n/c".into(),
-            },
-            format!("{:.3}", r.arrivals.behind.p99_ns as f64 / 1e6),
-        ]);
-    }
-    table
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ pub mod import;
 pub mod layouts;
 pub mod list;
 pub mod live;
-pub mod live_repeat;
+pub mod live_tables;
 pub mod live_tcp;
 pub mod rank;
 pub mod replay;

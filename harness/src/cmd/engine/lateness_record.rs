@@ -150,6 +150,7 @@ pub fn record(answer: &Answer, lateness: &LatenessAnswer, workload: &str) -> Liv
             timers: lateness.timers,
             wakeups_of: lateness.wakeups_of.clone(),
             cpu_of: lateness.cpu_of.clone(),
+            ..LiveEngine::default()
         }),
     }
 }

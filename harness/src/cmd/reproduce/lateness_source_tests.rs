@@ -75,6 +75,7 @@ fn record(engine: bool, tick: u64, p50_ns: u64, idle_wakeups: f64) -> LiveRecord
             timers: 100,
             wakeups_of: "the worker thread's voluntary context switches".into(),
             cpu_of: "the worker thread".into(),
+            ..LiveEngine::default()
         }),
     }
 }

@@ -1,5 +1,6 @@
-//! `timerbench live --repeat N`: each structure × wait strategy run N times, interleaved,
-//! and read as a median with its range over the runs.
+//! The tables of `timerbench live`: one row per run, and with `--repeat N` (each structure
+//! × wait strategy run N times, interleaved) one per structure × wait strategy, read as a
+//! median with its range over the runs.
 //!
 //! One run's p99 is the 99th percentile of a few thousand to a few tens of thousands of
 //! firings, and its baseline's p99 (the bare loop, run right after it) moves by tens of
@@ -12,7 +13,7 @@
 
 use crate::cmd::ab::stats::median;
 use crate::table::Table;
-use timerbench_results::live::LiveRecord;
+use timerbench_results::live::{LiveRecord, Spread};
 
 /// The runs of one structure under one wait strategy, in the order they ran.
 struct Series<'a> {
@@ -122,10 +123,68 @@ pub fn table(records: &[LiveRecord]) -> Table {
     table
 }
 
+/// A spread's p50/p99/p99.9/max in µs (`-` when empty).
+fn micros(spread: &Spread) -> String {
+    if spread.count == 0 {
+        return "-".into();
+    }
+    let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
+    format!(
+        "{}/{}/{}/{}",
+        us(spread.p50_ns),
+        us(spread.p99_ns),
+        us(spread.p999_ns),
+        us(spread.max_ns)
+    )
+}
+
+/// The table of every run, one row each.
+pub fn runs_table(records: &[LiveRecord]) -> Table {
+    let mut table = Table::new(&[
+        "implementation",
+        "wait",
+        "status",
+        "firings",
+        "early",
+        "lateness µs",
+        "baseline µs",
+        "wakeups/s",
+        "CPU ms/s",
+        "idle wakeups/s",
+        "behind p99 ms",
+    ]);
+    for r in records {
+        // An engine's runtime counts no wakeups (its record's `engine.wakeups_of` says so).
+        let counted = r.engine.is_none();
+        table.row(vec![
+            r.implementation.clone(),
+            wait_label(r),
+            r.status.clone(),
+            r.firings.to_string(),
+            r.lateness.early.to_string(),
+            micros(&r.lateness.total),
+            micros(&r.baseline),
+            match counted {
+                true => format!(
+                    "{:.0}/{:.0}",
+                    r.workload_phase.wakeups_per_second, r.workload_phase.useless_per_second
+                ),
+                false => "n/c".into(),
+            },
+            format!("{:.2}", r.workload_phase.cpu_ms_per_second),
+            match counted {
+                true => format!("{:.1}", r.idle_phase.wakeups_per_second),
+                false => "n/c".into(),
+            },
+            format!("{:.3}", r.arrivals.behind.p99_ns as f64 / 1e6),
+        ]);
+    }
+    table
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use timerbench_results::live::Spread;
 
     fn run(implementation: &str, p99_us: u64, baseline_p99_us: u64, cpu: f64) -> LiveRecord {
         let mut record = LiveRecord {
