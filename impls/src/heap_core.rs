@@ -38,6 +38,13 @@ pub trait Shape {
     const ROOT: usize;
     /// Bytes one pending timer takes in this array.
     const SLOT_BYTES: usize;
+    /// Whether `advance` keeps its firing loop out of line (`HeapTimers::fire_due`), so
+    /// that an empty `advance` is only the root's test, inlined into its caller.
+    ///
+    /// The shape's choice, not the core's rule: both forms run the same steps, and which one
+    /// a caller's tick loop runs faster depends on the code the optimiser makes around it
+    /// (docs/fair-fight.md, *The empty `advance`*).
+    const FIRE_OUT_OF_LINE: bool;
 
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
@@ -125,6 +132,29 @@ impl<V, S: Shape> HeapTimers<V, S> {
         removed
     }
 
+    /// Whether a timer is pending with its deadline at or before `to`.
+    #[inline]
+    fn is_due(&self, to: Tick) -> bool {
+        self.len > 0 && self.heap.slot(S::ROOT).deadline <= to
+    }
+
+    /// Fires, earliest first, every pending timer due by `to`; the root is due.
+    ///
+    /// Never inlined, so that an `advance` of a [`Shape::FIRE_OUT_OF_LINE`] shape stays the
+    /// root's test.
+    #[inline(never)]
+    fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        loop {
+            let root = self.remove_at(S::ROOT);
+            let id = self.entries.id(root.entry);
+            let (_, value) = self.entries.remove(root.entry);
+            on_fire(id, value, root.deadline);
+            if !self.is_due(to) {
+                break;
+            }
+        }
+    }
+
     /// Asserts the invariant, for the shapes' tests.
     #[cfg(test)]
     pub(crate) fn check_back_indices(&self) {
@@ -190,18 +220,26 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         (id, Some(old))
     }
 
+    /// With [`Shape::FIRE_OUT_OF_LINE`] the root's test, and [`HeapTimers::fire_due`] only
+    /// when the root is due; otherwise the firing loop in place.
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
         self.work += 1;
-        while self.len > 0 {
-            let root = self.heap.slot(S::ROOT);
-            if root.deadline > to {
-                break;
+        if S::FIRE_OUT_OF_LINE {
+            if self.is_due(to) {
+                self.fire_due(to, on_fire);
             }
-            self.remove_at(S::ROOT);
-            let id = self.entries.id(root.entry);
-            let (_, value) = self.entries.remove(root.entry);
-            on_fire(id, value, root.deadline);
+        } else {
+            while self.len > 0 {
+                let root = self.heap.slot(S::ROOT);
+                if root.deadline > to {
+                    break;
+                }
+                self.remove_at(S::ROOT);
+                let id = self.entries.id(root.entry);
+                let (_, value) = self.entries.remove(root.entry);
+                on_fire(id, value, root.deadline);
+            }
         }
         self.now = to;
     }
