@@ -46,9 +46,9 @@
 //! # Code
 //!
 //! `start`, `stop`, `restart` and `advance` are [`heap_core`](crate::heap_core)'s, shared
-//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, and the
-//! sift loops of [`binary_sift`](crate::binary_sift), shared with the other structures that
-//! keep a binary heap.
+//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, its length
+//! the count of pending timers, and the sift loops of [`binary_sift`](crate::binary_sift),
+//! shared with the other structures that keep a binary heap.
 //!
 //! # Invariant
 //!
@@ -89,6 +89,16 @@ impl Shape for BinaryShape {
         BinaryShape {
             heap: HeapStore::with_capacity(capacity),
         }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    #[inline]
+    fn root(&self) -> Option<HeapSlot> {
+        self.heap.first().copied()
     }
 
     #[inline]

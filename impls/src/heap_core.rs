@@ -13,7 +13,7 @@
 //!
 //! # Invariant
 //!
-//! Positions `S::ROOT..S::ROOT + len` are occupied; `slot(p).deadline >=
+//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is the shape's [`Shape::len`]); `slot(p).deadline >=
 //! slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and for every pending
 //! timer `arena.link(slot(p).entry) == p`.
 
@@ -49,16 +49,27 @@ pub trait Shape {
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
 
+    /// Occupied positions: they are `ROOT..ROOT + len()`.
+    ///
+    /// The shape counts them, not the core, so that an array that knows its own length (a
+    /// `Vec`) is not shadowed by a second count whose agreement the optimiser cannot see:
+    /// the root's read then needs no bounds check of its own.
+    fn len(&self) -> usize;
+
+    /// The root's slot, or `None` when the heap is empty.
+    fn root(&self) -> Option<HeapSlot>;
+
     /// The slot at the occupied `position`.
     fn slot(&self, position: usize) -> HeapSlot;
 
     /// The parent of `position > ROOT`.
     fn parent(position: usize) -> usize;
 
-    /// Makes `end` (one past the last occupied position) writable.
+    /// Adds the position `end - 1` (`end` is the new `ROOT + len()`), a hole until a sift
+    /// writes it.
     fn grow_to(&mut self, end: usize);
 
-    /// Takes out and returns the slot at `last`, the last occupied position.
+    /// Takes out and returns the slot at `last`, the last occupied position, one fewer.
     fn take_last(&mut self, last: usize) -> HeapSlot;
 
     /// Puts `moving` in the hole at `position`, moving it towards the root past every
@@ -79,9 +90,8 @@ pub trait Shape {
 
 /// A min-heap of deadlines with back-indices, in the array shape `S`.
 pub struct HeapTimers<V, S> {
+    /// The array; its [`Shape::len`] is the number of pending timers.
     heap: S,
-    /// Pending timers; they occupy positions `S::ROOT..S::ROOT + len`.
-    len: usize,
     /// Values, with each timer's heap position as the arena link.
     entries: Arena<V>,
     now: Tick,
@@ -95,7 +105,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// One past the last occupied position.
     #[inline]
     fn end(&self) -> usize {
-        S::ROOT + self.len
+        S::ROOT + self.heap.len()
     }
 
     #[inline]
@@ -121,7 +131,6 @@ impl<V, S: Shape> HeapTimers<V, S> {
         let removed = self.heap.slot(position);
         let last_position = self.end() - 1;
         let last = self.heap.take_last(last_position);
-        self.len -= 1;
         if position < last_position {
             if position > S::ROOT && self.heap.slot(S::parent(position)).deadline > last.deadline {
                 self.sift_up(position, last);
@@ -135,7 +144,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// Whether a timer is pending with its deadline at or before `to`.
     #[inline]
     fn is_due(&self, to: Tick) -> bool {
-        self.len > 0 && self.heap.slot(S::ROOT).deadline <= to
+        self.heap.root().is_some_and(|root| root.deadline <= to)
     }
 
     /// Fires, earliest first, every pending timer due by `to`; the root is due.
@@ -172,7 +181,6 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
     fn with_capacity(capacity: usize) -> Self {
         HeapTimers {
             heap: S::with_capacity(capacity),
-            len: 0,
             entries: Arena::with_capacity(capacity),
             now: 0,
             work: 0,
@@ -183,7 +191,6 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         let position = self.end();
         self.heap.grow_to(position + 1);
         let id = self.entries.insert(position as u32, value);
-        self.len += 1;
         let moving = HeapSlot {
             deadline,
             entry: id.index(),
@@ -230,8 +237,7 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
                 self.fire_due(to, on_fire);
             }
         } else {
-            while self.len > 0 {
-                let root = self.heap.slot(S::ROOT);
+            while let Some(root) = self.heap.root() {
                 if root.deadline > to {
                     break;
                 }
@@ -245,8 +251,8 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        (self.len > 0).then(|| self.heap.slot(S::ROOT).deadline)
+        self.heap.root().map(|root| root.deadline)
     }
 
-    crate::contract::len_now_work!(len);
+    crate::contract::len_now_work!(heap.len());
 }
