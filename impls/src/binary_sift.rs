@@ -218,14 +218,20 @@ mod tests {
                         let moving = (moving_key, 99);
                         let (mut generic, mut slice) = (array.clone(), array.clone());
                         let (mut generic_moves, mut slice_moves) = (Vec::new(), Vec::new());
-                        let generic_steps =
-                            sift_down_into(&mut generic, position, moving, |e| e.0, |at, e| {
-                                generic_moves.push((at, e))
-                            });
-                        let slice_steps =
-                            sift_down_slice(&mut slice, position, moving, |e| e.0, |at, e| {
-                                slice_moves.push((at, e))
-                            });
+                        let generic_steps = sift_down_into(
+                            &mut generic,
+                            position,
+                            moving,
+                            |e| e.0,
+                            |at, e| generic_moves.push((at, e)),
+                        );
+                        let slice_steps = sift_down_slice(
+                            &mut slice,
+                            position,
+                            moving,
+                            |e| e.0,
+                            |at, e| slice_moves.push((at, e)),
+                        );
                         let case = format!("{array:?} hole {position} moving {moving_key}");
                         assert_eq!(slice, generic, "{case}");
                         assert_eq!(slice_moves, generic_moves, "{case}");
