@@ -82,8 +82,8 @@ impl BinaryShape {
 impl Shape for BinaryShape {
     const ROOT: usize = 0;
     const SLOT_BYTES: usize = std::mem::size_of::<HeapSlot>();
-    /// The firing loop stays inside `advance`: with it out of line, this heap's empty tick
-    /// ran fewer instructions but slower on the wall clock (docs/fair-fight.md).
+    /// The firing loop stays inside `advance`: with it out of line, this heap's timed empty
+    /// tick ran slower on the wall clock (docs/fair-fight.md).
     const FIRE_OUT_OF_LINE: bool = false;
 
     fn with_capacity(capacity: usize) -> Self {

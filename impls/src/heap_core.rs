@@ -13,9 +13,9 @@
 //!
 //! # Invariant
 //!
-//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is the shape's [`Shape::len`]); `slot(p).deadline >=
-//! slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and for every pending
-//! timer `arena.link(slot(p).entry) == p`.
+//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is the shape's [`Shape::len`]);
+//! `slot(p).deadline >= slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and
+//! for every pending timer `arena.link(slot(p).entry) == p`.
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
