@@ -93,7 +93,7 @@ impl Shape for BinaryShape {
     }
 
     #[inline]
-    fn len(&self) -> usize {
+    fn occupied(&self) -> usize {
         self.heap.len()
     }
 

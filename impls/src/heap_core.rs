@@ -13,7 +13,7 @@
 //!
 //! # Invariant
 //!
-//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is the shape's [`Shape::len`]);
+//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is [`Shape::occupied`]);
 //! `slot(p).deadline >= slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and
 //! for every pending timer `arena.link(slot(p).entry) == p`.
 
@@ -49,12 +49,12 @@ pub trait Shape {
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
 
-    /// Occupied positions: they are `ROOT..ROOT + len()`.
+    /// How many positions are occupied: they are `ROOT..ROOT + occupied()`.
     ///
     /// The shape counts them, not the core, so that an array that knows its own length (a
     /// `Vec`) is not shadowed by a second count whose agreement the optimiser cannot see:
     /// the root's read then needs no bounds check of its own.
-    fn len(&self) -> usize;
+    fn occupied(&self) -> usize;
 
     /// The root's slot, or `None` when the heap is empty.
     fn root(&self) -> Option<HeapSlot>;
@@ -65,7 +65,7 @@ pub trait Shape {
     /// The parent of `position > ROOT`.
     fn parent(position: usize) -> usize;
 
-    /// Adds the position `end - 1` (`end` is the new `ROOT + len()`), a hole until a sift
+    /// Adds the position `end - 1` (`end` is the new `ROOT + occupied()`), a hole until a sift
     /// writes it.
     fn grow_to(&mut self, end: usize);
 
@@ -90,7 +90,7 @@ pub trait Shape {
 
 /// A min-heap of deadlines with back-indices, in the array shape `S`.
 pub struct HeapTimers<V, S> {
-    /// The array; its [`Shape::len`] is the number of pending timers.
+    /// The array; its [`Shape::occupied`] is the number of pending timers.
     heap: S,
     /// Values, with each timer's heap position as the arena link.
     entries: Arena<V>,
@@ -105,7 +105,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// One past the last occupied position.
     #[inline]
     fn end(&self) -> usize {
-        S::ROOT + self.heap.len()
+        S::ROOT + self.heap.occupied()
     }
 
     #[inline]
@@ -254,5 +254,5 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         self.heap.root().map(|root| root.deadline)
     }
 
-    crate::contract::len_now_work!(heap.len());
+    crate::contract::len_now_work!(heap.occupied());
 }

@@ -227,7 +227,7 @@ impl Shape for QuadShape {
     }
 
     #[inline]
-    fn len(&self) -> usize {
+    fn occupied(&self) -> usize {
         self.len
     }
 
