@@ -46,9 +46,10 @@
 //! # Code
 //!
 //! `start`, `stop`, `restart` and `advance` are [`heap_core`](crate::heap_core)'s, shared
-//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, and the
-//! sift loops of [`binary_sift`](crate::binary_sift), shared with the other structures that
-//! keep a binary heap.
+//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, its length
+//! the count of pending timers, and the sift loops of [`binary_sift`](crate::binary_sift),
+//! shared with the other structures that keep a binary heap (on a `Vec`, the sift-down is
+//! the slice loop, which needs no bounds checks).
 //!
 //! # Invariant
 //!
@@ -81,11 +82,24 @@ impl BinaryShape {
 impl Shape for BinaryShape {
     const ROOT: usize = 0;
     const SLOT_BYTES: usize = std::mem::size_of::<HeapSlot>();
+    /// The firing loop stays inside `advance`: with it out of line, this heap's timed empty
+    /// tick ran slower on the wall clock (docs/fair-fight.md).
+    const FIRE_OUT_OF_LINE: bool = false;
 
     fn with_capacity(capacity: usize) -> Self {
         BinaryShape {
             heap: HeapStore::with_capacity(capacity),
         }
+    }
+
+    #[inline]
+    fn occupied(&self) -> usize {
+        self.heap.len()
+    }
+
+    #[inline]
+    fn root(&self) -> Option<HeapSlot> {
+        self.heap.first().copied()
     }
 
     #[inline]
@@ -134,10 +148,34 @@ impl Shape for BinaryShape {
         _end: usize,
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
-        binary_sift::sift_down_into(&mut self.heap, position, moving, Self::key, |at, slot| {
+        sift_down_in(&mut self.heap, position, moving, |at, slot| {
             placed(slot.entry, at)
         })
     }
+}
+
+/// The sift-down on a `Vec`: the slice loop, which has no bounds check in it.
+#[cfg(not(feature = "segmented-storage"))]
+#[inline]
+fn sift_down_in(
+    heap: &mut HeapStore,
+    position: usize,
+    moving: HeapSlot,
+    placed: impl FnMut(usize, HeapSlot),
+) -> u64 {
+    binary_sift::sift_down_slice(heap, position, moving, BinaryShape::key, placed)
+}
+
+/// The sift-down on segments, which are not one slice: the generic loop.
+#[cfg(feature = "segmented-storage")]
+#[inline]
+fn sift_down_in(
+    heap: &mut HeapStore,
+    position: usize,
+    moving: HeapSlot,
+    placed: impl FnMut(usize, HeapSlot),
+) -> u64 {
+    binary_sift::sift_down_into(heap, position, moving, BinaryShape::key, placed)
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@
 //!
 //! # Invariant
 //!
-//! Positions `S::ROOT..S::ROOT + len` are occupied; `slot(p).deadline >=
-//! slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and for every pending
-//! timer `arena.link(slot(p).entry) == p`.
+//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is [`Shape::occupied`]);
+//! `slot(p).deadline >= slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and
+//! for every pending timer `arena.link(slot(p).entry) == p`.
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
@@ -38,9 +38,26 @@ pub trait Shape {
     const ROOT: usize;
     /// Bytes one pending timer takes in this array.
     const SLOT_BYTES: usize;
+    /// Whether `advance` keeps its firing loop out of line (`HeapTimers::fire_due`), so
+    /// that an empty `advance` is only the root's test, inlined into its caller.
+    ///
+    /// The shape's choice, not the core's rule: both forms run the same steps, and which one
+    /// a caller's tick loop runs faster depends on the code the optimiser makes around it
+    /// (docs/fair-fight.md, *The empty `advance`*).
+    const FIRE_OUT_OF_LINE: bool;
 
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
+
+    /// How many positions are occupied: they are `ROOT..ROOT + occupied()`.
+    ///
+    /// The shape counts them, not the core, so that an array that knows its own length (a
+    /// `Vec`) is not shadowed by a second count whose agreement the optimiser cannot see:
+    /// the root's read then needs no bounds check of its own.
+    fn occupied(&self) -> usize;
+
+    /// The root's slot, or `None` when the heap is empty.
+    fn root(&self) -> Option<HeapSlot>;
 
     /// The slot at the occupied `position`.
     fn slot(&self, position: usize) -> HeapSlot;
@@ -48,10 +65,11 @@ pub trait Shape {
     /// The parent of `position > ROOT`.
     fn parent(position: usize) -> usize;
 
-    /// Makes `end` (one past the last occupied position) writable.
+    /// Adds the position `end - 1` (`end` is the new `ROOT + occupied()`), a hole until a sift
+    /// writes it.
     fn grow_to(&mut self, end: usize);
 
-    /// Takes out and returns the slot at `last`, the last occupied position.
+    /// Takes out and returns the slot at `last`, the last occupied position, one fewer.
     fn take_last(&mut self, last: usize) -> HeapSlot;
 
     /// Puts `moving` in the hole at `position`, moving it towards the root past every
@@ -72,9 +90,8 @@ pub trait Shape {
 
 /// A min-heap of deadlines with back-indices, in the array shape `S`.
 pub struct HeapTimers<V, S> {
+    /// The array; its [`Shape::occupied`] is the number of pending timers.
     heap: S,
-    /// Pending timers; they occupy positions `S::ROOT..S::ROOT + len`.
-    len: usize,
     /// Values, with each timer's heap position as the arena link.
     entries: Arena<V>,
     now: Tick,
@@ -88,7 +105,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// One past the last occupied position.
     #[inline]
     fn end(&self) -> usize {
-        S::ROOT + self.len
+        S::ROOT + self.heap.occupied()
     }
 
     #[inline]
@@ -114,7 +131,6 @@ impl<V, S: Shape> HeapTimers<V, S> {
         let removed = self.heap.slot(position);
         let last_position = self.end() - 1;
         let last = self.heap.take_last(last_position);
-        self.len -= 1;
         if position < last_position {
             if position > S::ROOT && self.heap.slot(S::parent(position)).deadline > last.deadline {
                 self.sift_up(position, last);
@@ -123,6 +139,29 @@ impl<V, S: Shape> HeapTimers<V, S> {
             }
         }
         removed
+    }
+
+    /// Whether a timer is pending with its deadline at or before `to`.
+    #[inline]
+    fn is_due(&self, to: Tick) -> bool {
+        self.heap.root().is_some_and(|root| root.deadline <= to)
+    }
+
+    /// Fires, earliest first, every pending timer due by `to`; the root is due.
+    ///
+    /// Never inlined, so that an `advance` of a [`Shape::FIRE_OUT_OF_LINE`] shape stays the
+    /// root's test.
+    #[inline(never)]
+    fn fire_due<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
+        loop {
+            let root = self.remove_at(S::ROOT);
+            let id = self.entries.id(root.entry);
+            let (_, value) = self.entries.remove(root.entry);
+            on_fire(id, value, root.deadline);
+            if !self.is_due(to) {
+                break;
+            }
+        }
     }
 
     /// Asserts the invariant, for the shapes' tests.
@@ -142,7 +181,6 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
     fn with_capacity(capacity: usize) -> Self {
         HeapTimers {
             heap: S::with_capacity(capacity),
-            len: 0,
             entries: Arena::with_capacity(capacity),
             now: 0,
             work: 0,
@@ -153,7 +191,6 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         let position = self.end();
         self.heap.grow_to(position + 1);
         let id = self.entries.insert(position as u32, value);
-        self.len += 1;
         let moving = HeapSlot {
             deadline,
             entry: id.index(),
@@ -190,25 +227,32 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         (id, Some(old))
     }
 
+    /// With [`Shape::FIRE_OUT_OF_LINE`] the root's test, and [`HeapTimers::fire_due`] only
+    /// when the root is due; otherwise the firing loop in place.
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
         self.work += 1;
-        while self.len > 0 {
-            let root = self.heap.slot(S::ROOT);
-            if root.deadline > to {
-                break;
+        if S::FIRE_OUT_OF_LINE {
+            if self.is_due(to) {
+                self.fire_due(to, on_fire);
             }
-            self.remove_at(S::ROOT);
-            let id = self.entries.id(root.entry);
-            let (_, value) = self.entries.remove(root.entry);
-            on_fire(id, value, root.deadline);
+        } else {
+            while let Some(root) = self.heap.root() {
+                if root.deadline > to {
+                    break;
+                }
+                self.remove_at(S::ROOT);
+                let id = self.entries.id(root.entry);
+                let (_, value) = self.entries.remove(root.entry);
+                on_fire(id, value, root.deadline);
+            }
         }
         self.now = to;
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        (self.len > 0).then(|| self.heap.slot(S::ROOT).deadline)
+        self.heap.root().map(|root| root.deadline)
     }
 
-    crate::contract::len_now_work!(len);
+    crate::contract::len_now_work!(heap.occupied());
 }
