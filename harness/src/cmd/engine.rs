@@ -351,7 +351,7 @@ fn spread(samples: &[f64]) -> Option<f64> {
 }
 
 /// The collections during the samples and the samples they fell in, where counted; `, N
-/// each` when every sample held the same number (docs/engines.md, *Between samples*).
+/// each` when every sample held the same number, N > 0 (docs/engines.md, *Between samples*).
 fn gc_in_samples(answer: &Answer) -> String {
     let counts = &answer.samples_gc_count;
     let Some(&first) = counts.first() else {
@@ -359,7 +359,7 @@ fn gc_in_samples(answer: &Answer) -> String {
     };
     let total: u64 = counts.iter().sum();
     let hit = counts.iter().filter(|&&n| n > 0).count();
-    if counts.iter().all(|&n| n == first) {
+    if first > 0 && counts.iter().all(|&n| n == first) {
         format!("{total} in {hit}, {first} each")
     } else {
         format!("{total} in {hit}")
