@@ -459,7 +459,10 @@ fn jvm_replay_samples_hold_the_same_collections() {
         // Each sample's garbage is that many edens, within half an eden either way.
         for &bytes in &answer.samples_allocated_bytes {
             let edens = bytes as f64 / eden;
-            assert!((edens - counts[0] as f64).abs() < 0.5, "{name}: {edens} edens");
+            assert!(
+                (edens - counts[0] as f64).abs() < 0.5,
+                "{name}: {edens} edens"
+            );
         }
         let between = answer.between_samples.as_deref().unwrap_or("");
         assert!(between.contains("half the eden"), "{name}: {between}");
