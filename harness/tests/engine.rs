@@ -155,6 +155,10 @@ fn malformed_answers_are_refused() {
             r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok","samples_ns":[1,2],"samples_gc_count":[0]}'"#,
             "samples_gc_count has 1 entries for 2 samples",
         ),
+        (
+            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok","samples_ns":[1],"samples_allocated_bytes":[8,8]}'"#,
+            "samples_allocated_bytes has 2 entries for 1 samples",
+        ),
     ] {
         let (failure, _) = failure(run_fake(script, Duration::from_secs(30)));
         assert!(failure.contains(needle), "{script}: {failure}");
