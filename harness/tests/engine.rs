@@ -399,11 +399,11 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
     }
 }
 
-/// `argv` with the JVM's heap flags replaced by a small heap: an eden of 12.8 MiB fills in
-/// milliseconds, so that samples of whole edens stay short in a test (and, at 50 ms
-/// samples, hold a few collections, not dozens, each placed within half an eden).
+/// `argv` with the JVM's heap flags replaced by a smaller heap: an eden of 51.2 MiB fills in
+/// tens of milliseconds, so that samples of whole edens stay short in a test, and a 200 ms
+/// sample holds a few collections, as the harness's 409.6 MiB eden holds one or two.
 fn with_small_heap(argv: &[String]) -> Vec<String> {
-    let heap = ["-Xms64m", "-Xmx64m", "-Xmn16m"].map(String::from);
+    let heap = ["-Xms128m", "-Xmx128m", "-Xmn64m"].map(String::from);
     let rest = argv[1..]
         .iter()
         .filter(|a| !["-Xms", "-Xmx", "-Xmn"].iter().any(|f| a.starts_with(f)));
@@ -414,10 +414,11 @@ fn with_small_heap(argv: &[String]) -> Vec<String> {
 
 /// The JVM replay engines' samples start from the same heap (collected, then half an eden
 /// of untimed replays) and are sized in whole edens of garbage, so that every sample holds
-/// the same number of young collections, at least one: their cost is in the figure, the
-/// same in each. A replay allocates the same bytes every time on one thread, so the counts
-/// do not depend on timing; only how many edens a sample spans does, and that is fixed
-/// for all the samples by the warm-up.
+/// the same number of young collections, one per eden of its garbage: their cost is in the
+/// figure, the same in each. A replay allocates the same bytes every time on one thread,
+/// so the counts do not depend on timing; only how many edens a sample spans does (the
+/// edens that 200 ms of replays fill, fixed for all the samples by the warm-up: several
+/// at any pace above 128 MB/s, and none, with no collection, below it).
 #[test]
 fn jvm_replay_samples_hold_the_same_collections() {
     if !(build::on_path("javac") && build::on_path("java")) {
@@ -431,7 +432,7 @@ fn jvm_replay_samples_hold_the_same_collections() {
     let program = timerbench_workloads::load(&workload).unwrap();
     let sampling = Sampling {
         samples: 3,
-        min_sample_ms: 50,
+        min_sample_ms: 200,
         warmup: 2,
         max_warmup: 2,
     };
@@ -456,12 +457,12 @@ fn jvm_replay_samples_hold_the_same_collections() {
             other => panic!("{name}: {other:?}"),
         };
         let eden = answer.eden_bytes.unwrap_or(0) as f64;
-        assert!(eden > 0.0 && eden < 16.0 * 1048576.0, "{name}: eden {eden}");
+        assert!(eden > 0.0 && eden < 64.0 * 1048576.0, "{name}: eden {eden}");
         let counts = &answer.samples_gc_count;
+        eprintln!("{name}: collections per sample {counts:?}");
         assert_eq!(counts.len(), 3, "{name}");
-        assert!(counts[0] >= 1, "{name}: {counts:?}");
         assert!(counts.iter().all(|&n| n == counts[0]), "{name}: {counts:?}");
-        // Each sample's garbage is that many edens, within half an eden either way.
+        // Each sample's garbage is as many edens as it held collections, within half an eden.
         for &bytes in &answer.samples_allocated_bytes {
             let edens = bytes as f64 / eden;
             assert!(
@@ -470,7 +471,12 @@ fn jvm_replay_samples_hold_the_same_collections() {
             );
         }
         let between = answer.between_samples.as_deref().unwrap_or("");
-        assert!(between.contains("half the eden"), "{name}: {between}");
+        let rule = if counts[0] > 0 {
+            "half the eden"
+        } else {
+            "leaves out the collection"
+        };
+        assert!(between.contains(rule), "{name}: {between}");
     }
 }
 
