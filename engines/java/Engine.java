@@ -16,12 +16,13 @@ import java.util.Map;
  * Usage: `Engine NAME replay workload=PATH log=PATH [samples=N]
  * [min-sample-ms=M] [warmup=W] [max-warmup=X] [purge-interval=P]`.
  *
- * The sampling rule (warm-up until the timings and the JIT settle) is {@link Sampling}'s.
- * Before the warm-up the engine collects the heap once (the workload or the resident
- * timers, built untimed, move to the old generation, so that no early sample pays for
- * copying them); after the samples it collects again to report the live heap. The JVM's
- * flags (fixed heap, pre-touched, serial collector) are set by the harness and answered in
- * `runtime_flags` (docs/engines.md, *JVM flags*).
+ * The sampling rule (warm-up until the timings and the JIT settle, the heap collected before
+ * every iteration, samples of whole edens of garbage) is {@link Sampling}'s. The first of
+ * those collections moves the workload or the resident timers, built untimed, to the old
+ * generation, so that no sample pays for copying them; after the samples the engine
+ * collects again to report the live heap. The JVM's flags (fixed heap, pre-touched, serial
+ * collector) are set by the harness and answered in `runtime_flags` (docs/engines.md,
+ * *JVM flags*).
  */
 public final class Engine {
     private static final int PROTOCOL = 2;
@@ -48,11 +49,6 @@ public final class Engine {
                 .field("runtime", System.getProperty("java.vm.name"))
                 .field("runtime_version", Runtime.version().toString())
                 .raw("runtime_flags", Json.strings(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-    }
-
-    /** One full collection before the warm-up, untimed: see the class comment. */
-    static void collectBeforeWarmup() {
-        System.gc();
     }
 
     /** The heap in use after a full collection once the samples are taken: the live data. */
@@ -89,26 +85,28 @@ public final class Engine {
         Workload workload = Workload.read(Path.of(required(params, "workload")));
         int purgeInterval = Integer.parseInt(params.getOrDefault("purge-interval", "1000"));
         long[][] log = {new long[3 * 1024]};
-        Purgatory[] last = new Purgatory[1];
+        // Only the counts and the log outlive a replay: the last replay's queue, kept, would
+        // be live through the next replay's collections, which would copy it each time.
+        Purgatory.Counts[] last = new Purgatory.Counts[1];
         Runnable replay = () -> {
             Purgatory.Heap heap = delayQueue ? new Purgatory.DelayHeap() : new Purgatory.PriorityHeap();
             Purgatory purgatory = new Purgatory(heap, purgeInterval, workload.slotCount, log[0]);
             purgatory.replay(workload);
             log[0] = purgatory.log;
-            last[0] = purgatory;
+            last[0] = purgatory.counts();
         };
         Sampling sampling = Sampling.of(params);
-        collectBeforeWarmup();
+        sampling.unitsWord = "replays";
         sampling.measure(replay, 1);
-        Purgatory done = last[0];
+        Purgatory.Counts done = last[0];
         writeLog(Path.of(required(params, "log")), workload, done);
         return sampling.into(answer.field("status", "ok").field("unit", "replay"))
                 .field("peak_rss_bytes", peakRss())
                 .field("heap_live_bytes", liveHeapBytes())
                 .raw("replay", new Json().field("operations", workload.operations)
-                        .field("started", done.started).field("fired", done.fired)
-                        .field("stopped", done.stopped).field("misses", done.misses)
-                        .field("pending", done.pendingCount()).field("final_clock", Purgatory.now)
+                        .field("started", done.started()).field("fired", done.fired())
+                        .field("stopped", done.stopped()).field("misses", done.misses())
+                        .field("pending", done.pending()).field("final_clock", Purgatory.now)
                         .field("log", required(params, "log")).close())
                 .close();
     }
@@ -140,10 +138,10 @@ public final class Engine {
     }
 
     /** The expiry log, `NOW ID DEADLINE` per firing in the order fired; the harness sorts it. */
-    private static void writeLog(Path path, Workload workload, Purgatory purgatory) throws IOException {
+    private static void writeLog(Path path, Workload workload, Purgatory.Counts replayed) throws IOException {
         try (BufferedWriter out = Files.newBufferedWriter(path, StandardCharsets.UTF_8)) {
-            long[] log = purgatory.log;
-            for (int i = 0; i < purgatory.logLength; i += 3) {
+            long[] log = replayed.log();
+            for (int i = 0; i < replayed.logLength(); i += 3) {
                 out.write(log[i] + " " + Long.toUnsignedString(workload.keys[(int) log[i + 1]]) + " " + log[i + 2] + "\n");
             }
         }

@@ -133,6 +133,13 @@ final class Purgatory {
         return started - stopped - fired;
     }
 
+    /** What a replay leaves: its counts and its log (three longs per firing, `logLength` used). */
+    record Counts(long started, long stopped, long misses, long fired, long pending, long[] log, int logLength) { }
+
+    Counts counts() {
+        return new Counts(started, stopped, misses, fired, pendingCount(), log, logLength);
+    }
+
     private void start(int slot, long deadline) {
         Request request = new Request(deadline, slot);
         pending[slot] = request;

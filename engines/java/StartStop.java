@@ -23,12 +23,22 @@ abstract class StartStop {
     /** One start+stop pair. */
     abstract void pair();
 
-    /** Untimed, before every iteration: brings the timer to the same state each time. */
-    void settle() throws InterruptedException { }
+    /** Resident timers started by the fill. */
+    long resident;
 
-    /** What {@link #settle} does, in words, for the answer; empty when nothing. */
+    /** Untimed, before every iteration: brings the timer to rest and collects the heap. */
+    void settle() throws InterruptedException {
+        System.gc();
+    }
+
+    /** What {@link #settle} does, in words, for the answer's `between_samples`. */
     String settles() {
-        return "";
+        return "collects the heap (System.gc())";
+    }
+
+    /** Whether samples are sized in whole edens of garbage ({@link Sampling}); Netty's stay short. */
+    boolean paced() {
+        return true;
     }
 
     abstract void close();
@@ -54,7 +64,7 @@ abstract class StartStop {
         for (long i = 0; i < resident; i++) {
             timers.startResident(after + i % spread);
         }
-        Engine.collectBeforeWarmup();
+        timers.resident = resident;
         Sampling sampling = Sampling.of(params);
         sampling.between = () -> {
             try {
@@ -63,12 +73,14 @@ abstract class StartStop {
                 throw new IllegalStateException(e);
             }
         };
+        sampling.betweenWords = timers.settles();
+        sampling.paced = timers.paced();
+        sampling.unitsWord = "pairs";
         sampling.measure(timers::pair, 1000);
         long fired = timers.residentFired.get();
         long heap = Engine.liveHeapBytes();
         timers.close();
         return sampling.into(answer.field("status", "ok").field("unit", "start-stop pair"))
-                .field("between_samples", timers.settles())
                 .field("peak_rss_bytes", Engine.peakRss())
                 .field("heap_live_bytes", heap)
                 .field("resident_fired", fired)
@@ -82,6 +94,8 @@ abstract class StartStop {
      * queued until due, as Kafka's satisfied requests did.
      */
     static final class ScheduledExecutor extends StartStop {
+        /** How long the queue may take to drain: a cancelled pair's task is due a second on. */
+        private static final long DRAIN_LIMIT_NS = 600_000_000_000L;
         private final ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
         private final Runnable residentTask = residentFired::incrementAndGet;
         private final Runnable nothing = () -> { };
@@ -97,6 +111,29 @@ abstract class StartStop {
         void pair() {
             ScheduledFuture<?> future = executor.schedule(nothing, 1, TimeUnit.SECONDS);
             future.cancel(false);
+        }
+
+        /**
+         * Waits until the queue holds the resident timers alone, then collects the heap: with
+         * `remove-on-cancel=false` the cancelled pairs' tasks stay queued until due, a second
+         * on, and the worker takes them then; so every iteration starts from the same queue.
+         */
+        @Override
+        void settle() throws InterruptedException {
+            long deadline = System.nanoTime() + DRAIN_LIMIT_NS;
+            while (executor.getQueue().size() > resident) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the executor's queue did not drain to its resident timers");
+                }
+                Thread.sleep(1);
+            }
+            System.gc();
+        }
+
+        @Override
+        String settles() {
+            return "waits until the executor's queue holds the resident timers alone (cancelled pairs' tasks "
+                    + "stay queued until due with remove-on-cancel=false), collects the heap (System.gc())";
         }
 
         void close() {

@@ -62,6 +62,15 @@ public final class NettyEngine {
         }
 
         /**
+         * Not paced: a sample must run within one tick while the worker sleeps, and the
+         * untimed half eden of pairs before it would queue a backlog for the worker.
+         */
+        @Override
+        boolean paced() {
+            return false;
+        }
+
+        /**
          * Waits until a timeout due at once, queued now, has fired: the worker's queue is
          * first in, first out, so it has then taken in every timeout queued before, and it
          * fires that bucket right after taking them in, at the start of a tick.

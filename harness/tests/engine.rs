@@ -155,6 +155,10 @@ fn malformed_answers_are_refused() {
             r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok","samples_ns":[1,2],"samples_gc_count":[0]}'"#,
             "samples_gc_count has 1 entries for 2 samples",
         ),
+        (
+            r#"echo '{"protocol":2,"engine":"f","runtime":"","runtime_version":"","status":"ok","samples_ns":[1],"samples_allocated_bytes":[8,8]}'"#,
+            "samples_allocated_bytes has 2 entries for 1 samples",
+        ),
     ] {
         let (failure, _) = failure(run_fake(script, Duration::from_secs(30)));
         assert!(failure.contains(needle), "{script}: {failure}");
@@ -361,14 +365,12 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                         assert!(answer.runtime_flags.iter().any(|f| f == flag), "{flag}");
                     }
                     assert_eq!(answer.samples_jit_ms.len(), 1);
+                    assert_eq!(answer.samples_allocated_bytes.len(), 1);
                     assert!(answer.heap_live_bytes.unwrap_or(0) > 0);
+                    // Every JVM engine collects its heap before each iteration and says so.
+                    let between = answer.between_samples.as_deref().unwrap_or("");
+                    assert!(between.contains("System.gc()"), "{between}");
                 }
-                let settles = answer.between_samples.as_deref().unwrap_or("");
-                assert_eq!(
-                    engine.name == "netty-hashed-wheel",
-                    !settles.is_empty(),
-                    "{settles}"
-                );
             }
             other => panic!("{}: {other:?}", engine.name),
         }
@@ -394,6 +396,87 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
             "{}",
             engine.name
         );
+    }
+}
+
+/// `argv` with the JVM's heap flags replaced by a smaller heap: an eden of 51.2 MiB fills in
+/// tens of milliseconds, so that samples of whole edens stay short in a test, and a 200 ms
+/// sample holds a few collections, as the harness's 409.6 MiB eden holds one or two.
+fn with_small_heap(argv: &[String]) -> Vec<String> {
+    let heap = ["-Xms128m", "-Xmx128m", "-Xmn64m"].map(String::from);
+    let rest = argv[1..]
+        .iter()
+        .filter(|a| !["-Xms", "-Xmx", "-Xmn"].iter().any(|f| a.starts_with(f)));
+    let small: Vec<String> = argv[..1].iter().chain(&heap).chain(rest).cloned().collect();
+    assert_eq!(small.len(), argv.len(), "{argv:?}");
+    small
+}
+
+/// The JVM replay engines' samples start from the same heap (collected, then half an eden
+/// of untimed replays) and are sized in whole edens of garbage, so that every sample holds
+/// the same number of young collections, one per eden of its garbage: their cost is in the
+/// figure, the same in each. A replay allocates the same bytes every time on one thread,
+/// so the counts do not depend on timing; only how many edens a sample spans does (the
+/// edens that 200 ms of replays fill, fixed for all the samples by the warm-up: several
+/// at any pace above 128 MB/s, and none, with no collection, below it).
+#[test]
+fn jvm_replay_samples_hold_the_same_collections() {
+    if !(build::on_path("javac") && build::on_path("java")) {
+        eprintln!("skipped: no javac/java here (apt-get install default-jdk-headless)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines");
+    let workload = dir.path().join("generated.tw");
+    std::fs::write(&workload, generated(7)).unwrap();
+    let program = timerbench_workloads::load(&workload).unwrap();
+    let sampling = Sampling {
+        samples: 3,
+        min_sample_ms: 200,
+        warmup: 2,
+        max_warmup: 2,
+    };
+    for name in ["jdk-priority-queue", "jdk-delay-queue"] {
+        let engine = build::ENGINES.iter().find(|e| e.name == name).unwrap();
+        let argv = build::build(engine, &sources, &dir.path().join("build")).expect("javac builds");
+        let request = Request::Replay {
+            workload: workload.clone(),
+            log: dir.path().join("expiries"),
+            parameters: vec!["purge-interval=2".into()],
+        };
+        let answer = match run_engine(
+            engine,
+            &with_small_heap(&argv),
+            &request,
+            Some(&program),
+            &sampling,
+            Duration::from_secs(120),
+            &dir.path().join("run"),
+        ) {
+            Outcome::Answered { answer, .. } => answer,
+            other => panic!("{name}: {other:?}"),
+        };
+        let eden = answer.eden_bytes.unwrap_or(0) as f64;
+        assert!(eden > 0.0 && eden < 64.0 * 1048576.0, "{name}: eden {eden}");
+        let counts = &answer.samples_gc_count;
+        eprintln!("{name}: collections per sample {counts:?}");
+        assert_eq!(counts.len(), 3, "{name}");
+        assert!(counts.iter().all(|&n| n == counts[0]), "{name}: {counts:?}");
+        // Each sample's garbage is as many edens as it held collections, within half an eden.
+        for &bytes in &answer.samples_allocated_bytes {
+            let edens = bytes as f64 / eden;
+            assert!(
+                (edens - counts[0] as f64).abs() < 0.5,
+                "{name}: {edens} edens"
+            );
+        }
+        let between = answer.between_samples.as_deref().unwrap_or("");
+        let rule = if counts[0] > 0 {
+            "half the eden"
+        } else {
+            "leaves out the collection"
+        };
+        assert!(between.contains(rule), "{name}: {between}");
     }
 }
 

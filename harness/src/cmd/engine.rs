@@ -351,14 +351,20 @@ fn spread(samples: &[f64]) -> Option<f64> {
     (samples.len() > 1 && min > 0.0).then_some(max / min - 1.0)
 }
 
-/// The collections during the samples and the samples they fell in, where counted.
+/// The collections during the samples and the samples they fell in, where counted; `, N
+/// each` when every sample held the same number, N > 0 (docs/engines.md, *Between samples*).
 fn gc_in_samples(answer: &Answer) -> String {
-    if answer.samples_gc_count.is_empty() {
+    let counts = &answer.samples_gc_count;
+    let Some(&first) = counts.first() else {
         return "-".into();
+    };
+    let total: u64 = counts.iter().sum();
+    let hit = counts.iter().filter(|&&n| n > 0).count();
+    if first > 0 && counts.iter().all(|&n| n == first) {
+        format!("{total} in {hit}, {first} each")
+    } else {
+        format!("{total} in {hit}")
     }
-    let total: u64 = answer.samples_gc_count.iter().sum();
-    let hit = answer.samples_gc_count.iter().filter(|&&n| n > 0).count();
-    format!("{total} in {hit}")
 }
 
 fn median(samples: &[f64]) -> Option<f64> {

@@ -125,7 +125,12 @@ pub struct Answer {
     /// Per sample: the JIT's compilation time during it, ms.
     #[serde(default)]
     pub samples_jit_ms: Vec<f64>,
-    /// What the engine does between samples, untimed, in words.
+    /// Per sample: the bytes every thread allocated during it (-1 where not counted).
+    #[serde(default)]
+    pub samples_allocated_bytes: Vec<i64>,
+    /// The young generation's eden, bytes: what a sample's garbage is sized against.
+    pub eden_bytes: Option<u64>,
+    /// What the engine does between samples, untimed, and how a sample is sized, in words.
     pub between_samples: Option<String>,
     /// Units run in the last iteration.
     pub iterations_per_sample: Option<u64>,
@@ -299,6 +304,10 @@ pub fn parse(stdout: &str) -> Result<Answer, Failure> {
         ("samples_gc_count", answer.samples_gc_count.len()),
         ("samples_gc_ms", answer.samples_gc_ms.len()),
         ("samples_jit_ms", answer.samples_jit_ms.len()),
+        (
+            "samples_allocated_bytes",
+            answer.samples_allocated_bytes.len(),
+        ),
     ];
     let samples = answer.samples_ns.len();
     if let Some((field, len)) = per_sample
