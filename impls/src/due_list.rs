@@ -16,7 +16,7 @@
 //!
 //! | operation | cost |
 //! | --- | --- |
-//! | [`DueList::push`], [`DueList::unlink`] | O(1) |
+//! | [`DueList::push`], [`DueList::unlink`], [`DueList::close_gap`] | O(1) |
 //! | [`DueList::min`] | O(1), or O(k) once after the minimum's holder was stopped |
 //! | [`DueList::take_sorted`] | O(k log k) comparisons, no memory |
 
@@ -66,6 +66,22 @@ impl DueList {
             self.min_stale = true;
         }
         arena_list::unlink(arena, &mut self.head, index);
+    }
+
+    /// Joins `prev` and `next`, the former neighbours on this list of an entry of deadline
+    /// `deadline` that the arena has already freed (its `remove` returned both links).
+    #[inline]
+    pub fn close_gap<T: Linked>(
+        &mut self,
+        arena: &mut Arena<T>,
+        deadline: Tick,
+        prev: u32,
+        next: u32,
+    ) {
+        if deadline == self.min {
+            self.min_stale = true;
+        }
+        arena_list::close_gap(arena, &mut self.head, prev, next);
     }
 
     /// The smallest deadline on the list, if any; `work` counts the entries a rescan reads.

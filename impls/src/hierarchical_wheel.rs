@@ -48,8 +48,8 @@
 //! | `start` | O(1): a subtraction picks the ring (the deadline's low 12 bits are its slot), else one `leading_zeros` picks the level; the entry goes into the arena with its list links written, set a bit |
 //! | `stop` | O(1): unlink through `prev`/`next`, clear the bit if the slot emptied |
 //! | `restart` | O(1): unlink and file again in place, no arena free and allocation |
-//! | `advance`, per tick | nothing: ticks are never visited, only occupied slots |
-//! | `advance`, per occupied slot | O(1): the ring's next slot by one or two `trailing_zeros` (the clock's word, else the summary word then a word), the levels' by two; the list is taken whole |
+//! | `advance`, per tick | nothing: ticks are never visited, only occupied slots; a move of one tick (or a few within one ring word) before the levels' earliest slot is one word test, no search, also between the slots it fires |
+//! | `advance`, per occupied slot | O(1): the ring's next slot by one or two `trailing_zeros` (the clock's word, else the summary word then a word; plus one round for each word emptied by a `stop` since the last search, which clears its summary bit), the levels' by two; the list is taken whole |
 //! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case: at most one re-filing per level it passes on the way down, then the firing |
 //! | `advance`, timers started in the past | O(k log k) for k of them: a merge sort of their list, in place |
 //! | `next_deadline` | O(1): the due minimum (exact; one rescan of the due list after its minimum was stopped), else the earlier of the ring's next slot (exact) and the levels' earliest slot start (a lower bound); at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
@@ -57,7 +57,7 @@
 //! # Empty time
 //!
 //! One bit per slot says whether it holds anything, one bit per ring word whether that word
-//! has a bit set, and one bit per level whether the level holds anything. The ring's next
+//! may have a bit set, and one bit per level whether the level holds anything. The ring's next
 //! slot is the first set bit at or after the clock's position, going round once; the
 //! levels' earliest slot is the lowest set bit of the lowest occupied level (see
 //! [`HierarchicalWheel`] for why no wrap-around search is needed there). So `advance` jumps
@@ -72,7 +72,8 @@
 //! # Code
 //!
 //! `start`, `stop`, `restart` and `next_deadline` are [`wheel_core`]'s, shared with
-//! `incremental-wheel`; this file files, unlinks, cascades and searches.
+//! `incremental-wheel`; this file files, unlinks and cascades, and `slots.rs` beside it
+//! holds the ring's and the levels' heads and bitmaps and searches them.
 //!
 //! # Timers started in the past
 //!
@@ -83,10 +84,7 @@ use crate::arena::{Arena, NIL};
 use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::due_list::DueList;
-use crate::wheel_core::{
-    self, BitmapWheel, DIGIT_LEVELS, Entry, SLOTS, SlotAt, fire_list, level_for, slot_for,
-    slot_start,
-};
+use crate::wheel_core::{self, BitmapWheel, DIGIT_LEVELS, Entry, SLOTS, SlotAt, fire_list};
 
 /// Bits of the deadline the ring resolves.
 const RING_BITS: u32 = 12;
@@ -104,128 +102,9 @@ const LISTS: usize = LEVEL_BASE + DIGIT_LEVELS * SLOTS;
 /// The `home` of an entry on the due list.
 const DUE: u32 = LISTS as u32;
 
-/// The lists of the ring and the levels, with their occupancy bits.
-struct Slots {
-    /// List heads: ring slot `s` at `s`, level `L`'s slot `s` at `LEVEL_BASE + L * SLOTS + s`.
-    heads: Box<[u32; LISTS]>,
-    /// Bit `s % 64` of word `s / 64` is set exactly when ring slot `s` is non-empty.
-    ring: [u64; RING_SLOTS / 64],
-    /// Bit `w` is set exactly when `ring[w] != 0`.
-    ring_words: u64,
-    /// Per level, bit `s` is set exactly when slot `s` is non-empty (levels below
-    /// `FIRST_LEVEL` stay empty).
-    occupied: [u64; DIGIT_LEVELS],
-    /// Bit `L` is set exactly when `occupied[L] != 0`.
-    occupied_levels: u16,
-}
+mod slots;
 
-impl Slots {
-    fn new() -> Self {
-        Slots {
-            heads: Box::new([NIL; LISTS]),
-            ring: [0; RING_SLOTS / 64],
-            ring_words: 0,
-            occupied: [0; DIGIT_LEVELS],
-            occupied_levels: 0,
-        }
-    }
-
-    /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
-    /// bits if it is less than the ring's size ahead, else its level's slot.
-    #[inline]
-    fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
-        if deadline - now < RING_SLOTS as Tick {
-            let slot = deadline as usize & (RING_SLOTS - 1);
-            self.ring[slot / 64] |= 1 << (slot % 64);
-            self.ring_words |= 1 << (slot / 64);
-            slot as u32
-        } else {
-            // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
-            let level = level_for(now, deadline);
-            let slot = slot_for(deadline, level);
-            self.occupied[level] |= 1 << slot;
-            self.occupied_levels |= 1 << level;
-            (LEVEL_BASE + level * SLOTS + slot) as u32
-        }
-    }
-
-    /// Marks list `home` (a ring or level slot) empty.
-    #[inline]
-    fn clear(&mut self, home: usize) {
-        if home < RING_SLOTS {
-            let word = home / 64;
-            self.ring[word] &= !(1 << (home % 64));
-            if self.ring[word] == 0 {
-                self.ring_words &= !(1 << word);
-            }
-        } else {
-            let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
-            self.occupied[level] &= !(1 << slot);
-            if self.occupied[level] == 0 {
-                self.occupied_levels &= !(1 << level);
-            }
-        }
-    }
-
-    /// The ring's next occupied slot from the clock's position `position`, going round:
-    /// the first set bit at or after it, else the first one from slot 0.
-    #[inline]
-    fn ring_next(&self, position: usize) -> Option<usize> {
-        if self.ring_words == 0 {
-            return None;
-        }
-        let word = position / 64;
-        let here = self.ring[word] & (u64::MAX << (position % 64));
-        if here != 0 {
-            return Some(word * 64 + here.trailing_zeros() as usize);
-        }
-        // `!1 << word`: the words after this one (none after the last).
-        let later = self.ring_words & (!1 << word);
-        let word = if later != 0 { later } else { self.ring_words }.trailing_zeros() as usize;
-        Some(word * 64 + self.ring[word].trailing_zeros() as usize)
-    }
-
-    /// The earliest occupied slot seen from `now`: the earlier of the ring's next slot and
-    /// the lowest set bit of the lowest occupied level (see the invariant on
-    /// [`HierarchicalWheel`]); on a tie the level's, whose entries due at that tick then
-    /// join the ring slot's and fire with them.
-    #[inline]
-    fn earliest(&self, now: Tick) -> Option<SlotAt> {
-        let position = now as usize & (RING_SLOTS - 1);
-        let ring = self.ring_next(position).map(|slot| SlotAt {
-            level: 0,
-            slot,
-            start: now + (slot.wrapping_sub(position) & (RING_SLOTS - 1)) as Tick,
-        });
-        if self.occupied_levels == 0 {
-            return ring;
-        }
-        let level = self.occupied_levels.trailing_zeros() as usize;
-        let bits = self.occupied[level];
-        debug_assert!(
-            bits & ((1u64 << slot_for(now, level)) - 1) == 0,
-            "an occupied slot of level {level} lies behind the clock {now}"
-        );
-        let slot = bits.trailing_zeros() as usize;
-        let start = slot_start(now, level, slot);
-        match ring {
-            Some(ring) if ring.start < start => Some(ring),
-            _ => Some(SlotAt { level, slot, start }),
-        }
-    }
-
-    /// Empties the slot `at` and returns the head of its former list.
-    #[inline]
-    fn take(&mut self, at: SlotAt) -> u32 {
-        let home = if at.level == 0 {
-            at.slot
-        } else {
-            LEVEL_BASE + at.level * SLOTS + at.slot
-        };
-        self.clear(home);
-        arena_list::take(&mut self.heads[home])
-    }
-}
+use slots::Slots;
 
 /// The hierarchical timing wheel. See the module documentation.
 ///
@@ -268,6 +147,49 @@ pub struct HierarchicalWheel<V> {
 }
 
 impl<V> HierarchicalWheel<V> {
+    /// The earliest occupied slot that starts by `to`, counting one unit of work as
+    /// [`BitmapWheel::earliest`] does.
+    #[inline]
+    fn due_by(&mut self, to: Tick) -> Option<SlotAt> {
+        self.work += 1;
+        self.slots.due_by(self.now, to)
+    }
+
+    /// `advance` past its first answer: the due list, then each slot due by `to` from
+    /// `first` (already found and counted) or a search.
+    #[inline(never)]
+    fn advance_slots<F: FnMut(TimerId, V, Tick)>(
+        &mut self,
+        to: Tick,
+        first: Option<SlotAt>,
+        on_fire: &mut F,
+    ) {
+        if !self.due.is_empty() {
+            let due = self.due.take_sorted(&mut self.entries, &mut self.work);
+            fire_list(&mut self.entries, due, &mut self.work, on_fire);
+        }
+        let mut next = match first {
+            Some(at) => {
+                self.work += 1;
+                Some(at)
+            }
+            None => self.due_by(to),
+        };
+        while let Some(at) = next {
+            self.now = at.start;
+            let list = self.slots.take(at);
+            self.work += 1;
+            if at.level == 0 {
+                // A ring slot holds one deadline, `at.start`.
+                fire_list(&mut self.entries, list, &mut self.work, on_fire);
+            } else {
+                self.cascade(list);
+            }
+            next = self.due_by(to);
+        }
+        self.now = to;
+    }
+
     /// Re-files every entry of a detached list relative to the current clock.
     ///
     /// Each entry is read and relinked through one arena access (its `next` read before it
@@ -316,6 +238,27 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
         ) {
             self.slots.clear(home as usize);
         }
+    }
+
+    /// Frees the entry first, since the arena's removal hands back both of its links, then
+    /// joins its former neighbours: after `resolve`, a `stop` checks the entry's slot once
+    /// instead of four times.
+    #[inline]
+    fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
+        let (next, entry) = self.entries.remove(index);
+        let (home, prev) = (entry.home, entry.prev());
+        if home == DUE {
+            self.due
+                .close_gap(&mut self.entries, entry.deadline, prev, next);
+        } else if arena_list::close_gap(
+            &mut self.entries,
+            &mut self.slots.heads[home as usize],
+            prev,
+            next,
+        ) {
+            self.slots.clear(home as usize);
+        }
+        entry
     }
 
     /// Files the live entry `index` into the wheel relative to the current clock. Its
@@ -381,25 +324,22 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
         wheel_core::restart(self, id, deadline, value)
     }
 
+    /// A move with nothing due (the per-tick case) is answered here, from one ring word;
+    /// the rest is [`HierarchicalWheel::advance_slots`], kept out of line so that this
+    /// path saves no registers.
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
-        let due = self.due.take_sorted(&mut self.entries, &mut self.work);
-        fire_list(&mut self.entries, due, &mut self.work, &mut on_fire);
-        while let Some(at) = self.earliest() {
-            if at.start > to {
-                break;
-            }
-            self.now = at.start;
-            let list = self.slots.take(at);
+        let near = if self.due.is_empty() {
+            self.slots.near(self.now, to)
+        } else {
+            None
+        };
+        if near == Some(None) {
             self.work += 1;
-            if at.level == 0 {
-                // A ring slot holds one deadline, `at.start`.
-                fire_list(&mut self.entries, list, &mut self.work, &mut on_fire);
-            } else {
-                self.cascade(list);
-            }
+            self.now = to;
+            return;
         }
-        self.now = to;
+        self.advance_slots(to, near.flatten(), &mut on_fire);
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {

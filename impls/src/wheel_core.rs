@@ -121,6 +121,14 @@ pub(crate) trait BitmapWheel<V> {
     /// bookkeeping true; the entry stays in the arena.
     fn unlink(&mut self, index: u32);
 
+    /// Takes the live entry `index` off its list and frees it, returning what it held. By
+    /// default [`unlink`](BitmapWheel::unlink) then the arena's removal; a wheel that can
+    /// free first and relink from the links the removal returns overrides this.
+    fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
+        self.unlink(index);
+        self.parts().0.remove(index).1
+    }
+
     /// Files the live entry `index`, whose deadline is `>= clock()`, into the wheel.
     fn file(&mut self, index: u32);
 
@@ -159,14 +167,12 @@ pub(crate) fn start<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: 
     }
 }
 
-/// `stop`: unlink, then free the entry.
+/// `stop`: unlink and free the entry.
 #[inline]
 pub(crate) fn stop<V, W: BitmapWheel<V>>(wheel: &mut W, id: TimerId) -> Option<V> {
     let index = wheel.parts().0.resolve(id)?;
-    wheel.unlink(index);
-    let (entries, _, work) = wheel.parts();
-    *work += 1;
-    Some(entries.remove(index).1.value)
+    *wheel.parts().2 += 1;
+    Some(wheel.unlink_and_free(index).value)
 }
 
 /// `restart`, in place: off its list, new deadline and value, filed again as `start`

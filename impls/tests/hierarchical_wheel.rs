@@ -201,6 +201,33 @@ fn many_timers_on_one_deadline() {
 }
 
 #[test]
+fn moves_of_a_few_ticks_fire_ring_and_level_timers_on_time() {
+    // Deadlines on both sides of a ring word's boundary, level slots starting at 4096 and
+    // 8192 (reached by small moves, so their cascades are not skipped), a stopped timer
+    // that empties its ring word, and moves of 1 and 3 ticks in turn: 1, 4, 5, 8, ...
+    let mut wheel = Wheel::new();
+    let deadlines = [63, 64, 65, 127, 4100, 8191, 8192, 8200, 12_000];
+    for &deadline in &deadlines {
+        wheel.start(deadline, deadline);
+    }
+    let stopped = wheel.start(300, 0);
+    assert_eq!(wheel.stop(stopped), Some(0));
+    let clocks: Vec<Tick> = (0..6050)
+        .map(|k| 4 * (k / 2) + [1, 4][k as usize % 2])
+        .collect();
+    let mut fired = Vec::new();
+    for &now in &clocks {
+        wheel.advance(now, |_, value, deadline| fired.push((value, deadline, now)));
+    }
+    let expected: Vec<_> = deadlines
+        .iter()
+        .map(|&d| (d, d, *clocks.iter().find(|&&now| now >= d).unwrap()))
+        .collect();
+    assert_eq!(fired, expected);
+    assert_eq!(wheel.next_deadline(), None);
+}
+
+#[test]
 fn stale_handles_do_nothing() {
     let mut wheel = Wheel::new();
     let a = wheel.start(10, 1);

@@ -1,0 +1,188 @@
+//! The ring and the levels of [`super::HierarchicalWheel`]: their list heads, occupancy
+//! bitmaps and the bound that lets a small clock move skip the search. The invariant they
+//! rely on is the wheel's.
+
+use super::{LEVEL_BASE, LISTS, RING_SLOTS};
+use crate::arena::NIL;
+use crate::arena_list;
+use crate::contract::Tick;
+use crate::wheel_core::{
+    BITS_PER_LEVEL, DIGIT_LEVELS, SLOTS, SlotAt, level_for, slot_for, slot_start,
+};
+
+/// The lists of the ring and the levels, with their occupancy bits.
+pub(super) struct Slots {
+    /// List heads: ring slot `s` at `s`, level `L`'s slot `s` at `LEVEL_BASE + L * SLOTS + s`.
+    pub(super) heads: Box<[u32; LISTS]>,
+    /// Bit `s % 64` of word `s / 64` is set exactly when ring slot `s` is non-empty.
+    pub(super) ring: [u64; RING_SLOTS / 64],
+    /// Bit `w` is set when `ring[w] != 0`, and may stay set after the word empties until a
+    /// search passes it: a `stop` then clears one bit and tests nothing.
+    pub(super) ring_words: u64,
+    /// Per level, bit `s` is set exactly when slot `s` is non-empty (levels below
+    /// `FIRST_LEVEL` stay empty).
+    pub(super) occupied: [u64; DIGIT_LEVELS],
+    /// Bit `L` is set exactly when `occupied[L] != 0`.
+    pub(super) occupied_levels: u16,
+    /// No occupied level slot starts before this tick: the levels' earliest slot start
+    /// when they were last searched, lowered by every level filing since (`Tick::MAX` when
+    /// they were empty). Stops leave it low, which only costs a search.
+    level_bound: Tick,
+}
+
+impl Slots {
+    pub(super) fn new() -> Self {
+        Slots {
+            heads: Box::new([NIL; LISTS]),
+            ring: [0; RING_SLOTS / 64],
+            ring_words: 0,
+            occupied: [0; DIGIT_LEVELS],
+            occupied_levels: 0,
+            level_bound: Tick::MAX,
+        }
+    }
+
+    /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
+    /// bits if it is less than the ring's size ahead, else its level's slot.
+    #[inline]
+    pub(super) fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
+        if deadline - now < RING_SLOTS as Tick {
+            let slot = deadline as usize & (RING_SLOTS - 1);
+            self.ring[slot / 64] |= 1 << (slot % 64);
+            self.ring_words |= 1 << (slot / 64);
+            slot as u32
+        } else {
+            // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
+            let level = level_for(now, deadline);
+            let slot = slot_for(deadline, level);
+            self.occupied[level] |= 1 << slot;
+            self.occupied_levels |= 1 << level;
+            // The slot's start: `deadline` shares `now`'s bits above the level's digit.
+            let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
+            self.level_bound = self.level_bound.min(start);
+            (LEVEL_BASE + level * SLOTS + slot) as u32
+        }
+    }
+
+    /// Marks list `home` (a ring or level slot) empty.
+    #[inline]
+    pub(super) fn clear(&mut self, home: usize) {
+        if home < RING_SLOTS {
+            self.ring[home / 64] &= !(1 << (home % 64));
+        } else {
+            let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
+            self.occupied[level] &= !(1 << slot);
+            if self.occupied[level] == 0 {
+                self.occupied_levels &= !(1 << level);
+            }
+        }
+    }
+
+    /// The ring's next occupied slot from the clock's position `position`, going round:
+    /// the first set bit at or after it, else the first one from slot 0. Clears the
+    /// summary bits of the empty words it meets.
+    #[inline]
+    fn ring_next(&mut self, position: usize) -> Option<usize> {
+        let word = position / 64;
+        let here = self.ring[word] & (u64::MAX << (position % 64));
+        if here != 0 {
+            return Some(word * 64 + here.trailing_zeros() as usize);
+        }
+        while self.ring_words != 0 {
+            // `!1 << word`: the words after the clock's (none after the last); else from
+            // word 0, the clock's own word included for the slots behind it (a lap ahead).
+            let later = self.ring_words & (!1 << word);
+            let next = if later != 0 { later } else { self.ring_words }.trailing_zeros() as usize;
+            let bits = self.ring[next];
+            if bits != 0 {
+                return Some(next * 64 + bits.trailing_zeros() as usize);
+            }
+            self.ring_words &= !(1 << next);
+        }
+        None
+    }
+
+    /// The earliest slot due by `to`, seen from `now` (`now <= to`), when it can be told
+    /// without a search: `now..=to` lies within one ring word and before every level slot
+    /// (the levels' bound), so the word's set bits in that range are all that is due. This
+    /// is the common clock move of one tick or a few, where it costs one word test.
+    /// `None` when the search is needed.
+    ///
+    /// The range includes `now`: between operations nothing is due there, but during
+    /// `advance` a cascade at its slot's start re-files the entries due at that tick into
+    /// the ring slot of `now` (and leaves the levels' bound at or below `now`, so the next
+    /// answer comes from a search anyway).
+    #[inline]
+    pub(super) fn near(&self, now: Tick, to: Tick) -> Option<Option<SlotAt>> {
+        let last = to as usize & (RING_SLOTS - 1);
+        let ahead = to - now;
+        if to >= self.level_bound || ahead > (last % 64) as Tick {
+            return None;
+        }
+        // Bits `last - ahead ..= last` of `last`'s word.
+        let upto = u64::MAX >> (63 - last % 64);
+        let from = u64::MAX << (last % 64 - ahead as usize);
+        let due = self.ring[last / 64] & upto & from;
+        Some((due != 0).then(|| {
+            let slot = last / 64 * 64 + due.trailing_zeros() as usize;
+            SlotAt {
+                level: 0,
+                slot,
+                start: to - (last - slot) as Tick,
+            }
+        }))
+    }
+
+    /// The earliest occupied slot that starts by `to`, seen from `now`.
+    #[inline]
+    pub(super) fn due_by(&mut self, now: Tick, to: Tick) -> Option<SlotAt> {
+        match self.near(now, to) {
+            Some(near) => near,
+            None => self.earliest(now).filter(|at| at.start <= to),
+        }
+    }
+
+    /// The earliest occupied slot seen from `now`: the earlier of the ring's next slot and
+    /// the lowest set bit of the lowest occupied level (see the invariant on
+    /// [`HierarchicalWheel`]); on a tie the level's, whose entries due at that tick then
+    /// join the ring slot's and fire with them. Records the levels' earliest start as
+    /// their bound.
+    #[inline]
+    pub(super) fn earliest(&mut self, now: Tick) -> Option<SlotAt> {
+        let position = now as usize & (RING_SLOTS - 1);
+        let ring = self.ring_next(position).map(|slot| SlotAt {
+            level: 0,
+            slot,
+            start: now + (slot.wrapping_sub(position) & (RING_SLOTS - 1)) as Tick,
+        });
+        if self.occupied_levels == 0 {
+            self.level_bound = Tick::MAX;
+            return ring;
+        }
+        let level = self.occupied_levels.trailing_zeros() as usize;
+        let bits = self.occupied[level];
+        debug_assert!(
+            bits & ((1u64 << slot_for(now, level)) - 1) == 0,
+            "an occupied slot of level {level} lies behind the clock {now}"
+        );
+        let slot = bits.trailing_zeros() as usize;
+        let start = slot_start(now, level, slot);
+        self.level_bound = start;
+        match ring {
+            Some(ring) if ring.start < start => Some(ring),
+            _ => Some(SlotAt { level, slot, start }),
+        }
+    }
+
+    /// Empties the slot `at` and returns the head of its former list.
+    #[inline]
+    pub(super) fn take(&mut self, at: SlotAt) -> u32 {
+        let home = if at.level == 0 {
+            at.slot
+        } else {
+            LEVEL_BASE + at.level * SLOTS + at.slot
+        };
+        self.clear(home);
+        arena_list::take(&mut self.heads[home])
+    }
+}
