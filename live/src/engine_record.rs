@@ -28,7 +28,7 @@ use crate::wait::Strategy;
 use hdrhistogram::Histogram;
 use serde::Deserialize;
 use timerbench_results::live::{
-    Arrivals, LIVE_SCHEMA, LatenessParts, LiveEngine, LiveRecord, Spread, Usage,
+    Arrivals, LIVE_SCHEMA, LatenessParts, LiveEngine, LiveRecord, Usage,
 };
 
 /// The record's `wait` for an engine's server: its runtime's own poller.
@@ -396,28 +396,12 @@ fn blank(
         peak_pending: config.peak_pending,
         tick_ns: config.tick_ns,
         wait: ENGINE_WAIT.into(),
-        period_ns: None,
         timer_slack_ns: slack_ns,
         policy: "other".into(),
-        priority: 0,
-        loop_cpu: None,
         feeder_cpu: config.client_cpu,
         duration_limit_ns: config.duration_ns,
-        status: String::new(),
-        reasons: Vec::new(),
         end_tick: schedule.end_tick,
-        cut_at_tick: None,
-        arrivals: Arrivals::default(),
-        firings: 0,
-        lateness: LatenessParts::default(),
-        baseline: Spread::default(),
-        workload_phase: Usage::default(),
-        idle_phase: Usage::default(),
-        timerfd_rearms: 0,
-        missed_ticks: 0,
-        tcp: None,
-        histograms: None,
-        engine: None,
+        ..LiveRecord::default()
     }
 }
 

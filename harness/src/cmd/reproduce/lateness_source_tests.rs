@@ -19,11 +19,6 @@ fn experiment(id: &str) -> Experiment {
 fn record(engine: bool, tick: u64, p50_ns: u64, idle_wakeups: f64) -> LiveRecord {
     LiveRecord {
         schema: LIVE_SCHEMA,
-        started: String::new(),
-        git_revision: String::new(),
-        host: String::new(),
-        kernel: String::new(),
-        clock_source: String::new(),
         implementation: if engine {
             "netty-hashed-wheel".into()
         } else {
@@ -37,15 +32,8 @@ fn record(engine: bool, tick: u64, p50_ns: u64, idle_wakeups: f64) -> LiveRecord
         period_ns: Some(tick * 1_000_000),
         timer_slack_ns: 50_000,
         policy: "other".into(),
-        priority: 0,
-        loop_cpu: None,
-        feeder_cpu: None,
-        duration_limit_ns: 0,
         status: if engine { ENGINE_OK } else { "verified" }.into(),
-        reasons: vec![],
         end_tick: 1000,
-        cut_at_tick: None,
-        arrivals: Default::default(),
         firings: 100,
         lateness: LatenessParts {
             total: Spread {
@@ -57,16 +45,10 @@ fn record(engine: bool, tick: u64, p50_ns: u64, idle_wakeups: f64) -> LiveRecord
             },
             ..LatenessParts::default()
         },
-        baseline: Spread::default(),
-        workload_phase: Usage::default(),
         idle_phase: Usage {
             wakeups_per_second: idle_wakeups,
             ..Usage::default()
         },
-        timerfd_rearms: 0,
-        missed_ticks: 0,
-        tcp: None,
-        histograms: None,
         engine: engine.then(|| LiveEngine {
             name: "netty-hashed-wheel".into(),
             runtime: "OpenJDK 64-Bit Server VM".into(),
@@ -77,6 +59,7 @@ fn record(engine: bool, tick: u64, p50_ns: u64, idle_wakeups: f64) -> LiveRecord
             cpu_of: "the worker thread".into(),
             ..LiveEngine::default()
         }),
+        ..LiveRecord::default()
     }
 }
 

@@ -4,45 +4,24 @@ use super::super::experiments;
 use super::super::sources::{self, Measured};
 use super::*;
 use timerbench_results::Verdict;
-use timerbench_results::live::{LIVE_SCHEMA, LatenessParts, Spread, Usage};
+use timerbench_results::live::LIVE_SCHEMA;
 
 /// A verified record of `implementation` with `wait` at 100 ms ticks.
 fn record(implementation: &str, wait: &str) -> LiveRecord {
     LiveRecord {
         schema: LIVE_SCHEMA,
-        started: String::new(),
-        git_revision: String::new(),
-        host: String::new(),
-        kernel: String::new(),
-        clock_source: String::new(),
         implementation: implementation.into(),
         precision: "exact".into(),
         workload: "w".into(),
         peak_pending: 8,
         tick_ns: 100_000_000,
         wait: wait.into(),
-        period_ns: None,
         timer_slack_ns: 50_000,
         policy: "other".into(),
-        priority: 0,
-        loop_cpu: None,
-        feeder_cpu: None,
-        duration_limit_ns: 0,
         status: "verified".into(),
-        reasons: vec![],
         end_tick: 8,
-        cut_at_tick: None,
-        arrivals: Default::default(),
         firings: 8,
-        lateness: LatenessParts::default(),
-        baseline: Spread::default(),
-        workload_phase: Usage::default(),
-        idle_phase: Usage::default(),
-        timerfd_rearms: 0,
-        missed_ticks: 0,
-        tcp: None,
-        histograms: None,
-        engine: None,
+        ..LiveRecord::default()
     }
 }
 
