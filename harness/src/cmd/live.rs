@@ -422,19 +422,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             );
             let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
             let record = record::record(&machine, config, &schedule, &run);
-            println!(
-                "        {}: {} firings, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
-                record.status,
-                record.firings,
-                record.lateness.early,
-                record.lateness.total.p99_ns as f64 / 1e3,
-                record.baseline.p99_ns as f64 / 1e3
-            );
-            for reason in &record.reasons {
-                println!("        {reason}");
-            }
-            append_live(&folder, &record)?;
-            records.push(record);
+            let fired = format!("{} firings", record.firings);
+            keep(&folder, record, &fired, &mut records)?;
         }
         for engine in &engines {
             index += 1;
@@ -443,19 +432,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                  then the baseline"
             );
             let record = live_tcp::run_engine(engine, &base, &args.build_dir, &schedule, &machine);
-            println!(
-                "        {}: {} closes, {} early, close lateness p99 {:.0} µs (baseline {:.0} µs)",
-                record.status,
-                record.tcp.as_ref().map_or(0, |tcp| tcp.closed),
-                record.lateness.early,
-                record.lateness.total.p99_ns as f64 / 1e3,
-                record.baseline.p99_ns as f64 / 1e3
-            );
-            for reason in &record.reasons {
-                println!("        {reason}");
-            }
-            append_live(&folder, &record)?;
-            records.push(record);
+            let closes = format!("{} closes", record.tcp.as_ref().map_or(0, |tcp| tcp.closed));
+            keep(&folder, record, &closes, &mut records)?;
         }
     }
     println!("{}", live_tables::runs_table(&records).render("  "));
@@ -510,6 +488,29 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// What an engine's server run shares with the structures' runs: the same rules as
 /// [`config`]'s for the smoke and the flags.
+/// Prints a run's outcome (`what` happened: its firings or closes) and its reasons, and
+/// appends its record to the folder's `live.jsonl` at once, so a later failure loses none.
+fn keep(
+    folder: &std::path::Path,
+    record: LiveRecord,
+    what: &str,
+    records: &mut Vec<LiveRecord>,
+) -> anyhow::Result<()> {
+    println!(
+        "        {}: {what}, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
+        record.status,
+        record.lateness.early,
+        record.lateness.total.p99_ns as f64 / 1e3,
+        record.baseline.p99_ns as f64 / 1e3
+    );
+    for reason in &record.reasons {
+        println!("        {reason}");
+    }
+    append_live(folder, &record)?;
+    records.push(record);
+    Ok(())
+}
+
 fn engine_base(
     args: &Args,
     name: &str,
