@@ -46,10 +46,9 @@
 //! # Code
 //!
 //! `start`, `stop`, `restart` and `advance` are [`heap_core`](crate::heap_core)'s, shared
-//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, its length
-//! the count of pending timers, and the sift loops of [`binary_sift`](crate::binary_sift),
-//! shared with the other structures that keep a binary heap (on a `Vec`, the sift-down is
-//! the slice loop, which needs no bounds checks).
+//! with `quad-heap`; this file is the array's shape: a plain array rooted at 0, and the
+//! sift loops of [`binary_sift`](crate::binary_sift), shared with the other structures that
+//! keep a binary heap.
 //!
 //! # Invariant
 //!
@@ -90,16 +89,6 @@ impl Shape for BinaryShape {
         BinaryShape {
             heap: HeapStore::with_capacity(capacity),
         }
-    }
-
-    #[inline]
-    fn occupied(&self) -> usize {
-        self.heap.len()
-    }
-
-    #[inline]
-    fn root(&self) -> Option<HeapSlot> {
-        self.heap.first().copied()
     }
 
     #[inline]
@@ -148,34 +137,10 @@ impl Shape for BinaryShape {
         _end: usize,
         mut placed: impl FnMut(u32, usize),
     ) -> u64 {
-        sift_down_in(&mut self.heap, position, moving, |at, slot| {
+        binary_sift::sift_down_into(&mut self.heap, position, moving, Self::key, |at, slot| {
             placed(slot.entry, at)
         })
     }
-}
-
-/// The sift-down on a `Vec`: the slice loop, which has no bounds check in it.
-#[cfg(not(feature = "segmented-storage"))]
-#[inline]
-fn sift_down_in(
-    heap: &mut HeapStore,
-    position: usize,
-    moving: HeapSlot,
-    placed: impl FnMut(usize, HeapSlot),
-) -> u64 {
-    binary_sift::sift_down_slice(heap, position, moving, BinaryShape::key, placed)
-}
-
-/// The sift-down on segments, which are not one slice: the generic loop.
-#[cfg(feature = "segmented-storage")]
-#[inline]
-fn sift_down_in(
-    heap: &mut HeapStore,
-    position: usize,
-    moving: HeapSlot,
-    placed: impl FnMut(usize, HeapSlot),
-) -> u64 {
-    binary_sift::sift_down_into(heap, position, moving, BinaryShape::key, placed)
 }
 
 #[cfg(test)]

@@ -23,7 +23,6 @@
 //! moving element is not counted.
 
 use crate::segmented::Store;
-use std::cell::Cell;
 
 /// Moves the element at `position` towards the root until its parent's key is not greater,
 /// writing each element it moves, and finally the moving one, into `heap` and reporting it
@@ -93,49 +92,6 @@ pub(crate) fn sift_down_into<T: Copy, K: Ord, H: Store<T> + ?Sized>(
     sift(heap, position, moving, earlier_child, placed)
 }
 
-/// [`sift_down_into`] on a slice, with no bounds check in its loop: the hole is held as a
-/// cell rather than an index, and each child is reached by `get`, whose `None` is the
-/// loop's own test for a leaf or a missing right child.
-///
-/// The generic loop indexes `heap` by position, and the optimiser cannot always see that a
-/// position it indexes was tested against the length already (the hole's position is
-/// the previous level's child), so every level pays checks that cannot fail. Same moves,
-/// same writes to `placed`, in the same order, as [`sift_down_into`].
-#[cfg_attr(feature = "segmented-storage", allow(dead_code))]
-#[inline]
-pub(crate) fn sift_down_slice<T: Copy, K: Ord>(
-    heap: &mut [T],
-    mut position: usize,
-    moving: T,
-    key: impl Fn(&T) -> K,
-    mut placed: impl FnMut(usize, T),
-) -> u64 {
-    let cells = Cell::from_mut(heap).as_slice_of_cells();
-    let moving_key = key(&moving);
-    let mut hole = &cells[position];
-    let mut steps = 0;
-    loop {
-        let child = 2 * position + 1;
-        let Some(left) = cells.get(child) else { break };
-        let (next, at) = match cells.get(child + 1) {
-            Some(right) if key(&right.get()) < key(&left.get()) => (right, child + 1),
-            _ => (left, child),
-        };
-        let moved = next.get();
-        if key(&moved) >= moving_key {
-            break;
-        }
-        hole.set(moved);
-        placed(position, moved);
-        hole = next;
-        position = at;
-        steps += 1;
-    }
-    hole.set(moving);
-    placed(position, moving);
-    steps
-}
-
 /// The loop both directions share: while `next` names a position to swap with, the element
 /// there moves into the hole; then the moving element fills the last hole. `next` sees
 /// the heap with the hole still holding a stale copy, so it must compare against the moving
@@ -202,43 +158,5 @@ mod tests {
         assert_eq!(steps, 2);
         assert_eq!(heap, vec![(2, 1), (7, 3), (2, 2), (9, 0), (8, 4)]);
         assert_eq!(moves, vec![(0, (2, 1)), (1, (7, 3)), (3, (9, 0))]);
-    }
-
-    #[test]
-    fn the_slice_sift_down_moves_and_reports_as_the_generic_one() {
-        // Every array of up to six keys in 0..3 (tagged by index), every hole, every moving
-        // key: equal keys everywhere, leaves, and holes with one child or two.
-        for len in 1..=6u32 {
-            for code in 0..3u32.pow(len) {
-                let array: Vec<Tagged> = (0..len)
-                    .map(|i| ((code / 3u32.pow(i) % 3) as u8, i))
-                    .collect();
-                for position in 0..array.len() {
-                    for moving_key in 0..4u8 {
-                        let moving = (moving_key, 99);
-                        let (mut generic, mut slice) = (array.clone(), array.clone());
-                        let (mut generic_moves, mut slice_moves) = (Vec::new(), Vec::new());
-                        let generic_steps = sift_down_into(
-                            &mut generic,
-                            position,
-                            moving,
-                            |e| e.0,
-                            |at, e| generic_moves.push((at, e)),
-                        );
-                        let slice_steps = sift_down_slice(
-                            &mut slice,
-                            position,
-                            moving,
-                            |e| e.0,
-                            |at, e| slice_moves.push((at, e)),
-                        );
-                        let case = format!("{array:?} hole {position} moving {moving_key}");
-                        assert_eq!(slice, generic, "{case}");
-                        assert_eq!(slice_moves, generic_moves, "{case}");
-                        assert_eq!(slice_steps, generic_steps, "{case}");
-                    }
-                }
-            }
-        }
     }
 }

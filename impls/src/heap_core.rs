@@ -13,9 +13,9 @@
 //!
 //! # Invariant
 //!
-//! Positions `S::ROOT..S::ROOT + len` are occupied (`len` is [`Shape::occupied`]);
-//! `slot(p).deadline >= slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and
-//! for every pending timer `arena.link(slot(p).entry) == p`.
+//! Positions `S::ROOT..S::ROOT + len` are occupied; `slot(p).deadline >=
+//! slot(S::parent(p)).deadline` for every occupied `p > S::ROOT`; and for every pending
+//! timer `arena.link(slot(p).entry) == p`.
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
@@ -49,27 +49,16 @@ pub trait Shape {
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
 
-    /// How many positions are occupied: they are `ROOT..ROOT + occupied()`.
-    ///
-    /// The shape counts them, not the core, so that an array that knows its own length (a
-    /// `Vec`) is not shadowed by a second count whose agreement the optimiser cannot see:
-    /// the root's read then needs no bounds check of its own.
-    fn occupied(&self) -> usize;
-
-    /// The root's slot, or `None` when the heap is empty.
-    fn root(&self) -> Option<HeapSlot>;
-
     /// The slot at the occupied `position`.
     fn slot(&self, position: usize) -> HeapSlot;
 
     /// The parent of `position > ROOT`.
     fn parent(position: usize) -> usize;
 
-    /// Adds the position `end - 1` (`end` is the new `ROOT + occupied()`), a hole until a sift
-    /// writes it.
+    /// Makes `end` (one past the last occupied position) writable.
     fn grow_to(&mut self, end: usize);
 
-    /// Takes out and returns the slot at `last`, the last occupied position, one fewer.
+    /// Takes out and returns the slot at `last`, the last occupied position.
     fn take_last(&mut self, last: usize) -> HeapSlot;
 
     /// Puts `moving` in the hole at `position`, moving it towards the root past every
@@ -90,8 +79,9 @@ pub trait Shape {
 
 /// A min-heap of deadlines with back-indices, in the array shape `S`.
 pub struct HeapTimers<V, S> {
-    /// The array; its [`Shape::occupied`] is the number of pending timers.
     heap: S,
+    /// Pending timers; they occupy positions `S::ROOT..S::ROOT + len`.
+    len: usize,
     /// Values, with each timer's heap position as the arena link.
     entries: Arena<V>,
     now: Tick,
@@ -105,7 +95,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// One past the last occupied position.
     #[inline]
     fn end(&self) -> usize {
-        S::ROOT + self.heap.occupied()
+        S::ROOT + self.len
     }
 
     #[inline]
@@ -131,6 +121,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
         let removed = self.heap.slot(position);
         let last_position = self.end() - 1;
         let last = self.heap.take_last(last_position);
+        self.len -= 1;
         if position < last_position {
             if position > S::ROOT && self.heap.slot(S::parent(position)).deadline > last.deadline {
                 self.sift_up(position, last);
@@ -144,7 +135,7 @@ impl<V, S: Shape> HeapTimers<V, S> {
     /// Whether a timer is pending with its deadline at or before `to`.
     #[inline]
     fn is_due(&self, to: Tick) -> bool {
-        self.heap.root().is_some_and(|root| root.deadline <= to)
+        self.len > 0 && self.heap.slot(S::ROOT).deadline <= to
     }
 
     /// Fires, earliest first, every pending timer due by `to`; the root is due.
@@ -181,6 +172,7 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
     fn with_capacity(capacity: usize) -> Self {
         HeapTimers {
             heap: S::with_capacity(capacity),
+            len: 0,
             entries: Arena::with_capacity(capacity),
             now: 0,
             work: 0,
@@ -191,6 +183,7 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
         let position = self.end();
         self.heap.grow_to(position + 1);
         let id = self.entries.insert(position as u32, value);
+        self.len += 1;
         let moving = HeapSlot {
             deadline,
             entry: id.index(),
@@ -237,7 +230,8 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
                 self.fire_due(to, on_fire);
             }
         } else {
-            while let Some(root) = self.heap.root() {
+            while self.len > 0 {
+                let root = self.heap.slot(S::ROOT);
                 if root.deadline > to {
                     break;
                 }
@@ -251,8 +245,8 @@ impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
     }
 
     fn next_deadline(&mut self) -> Option<Tick> {
-        self.heap.root().map(|root| root.deadline)
+        (self.len > 0).then(|| self.heap.slot(S::ROOT).deadline)
     }
 
-    crate::contract::len_now_work!(heap.occupied());
+    crate::contract::len_now_work!(len);
 }

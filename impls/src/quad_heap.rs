@@ -139,8 +139,6 @@ fn first_child(position: usize) -> usize {
 /// A 4-ary heap rooted at [`ROOT`], four siblings to a 64-byte group.
 pub struct QuadShape {
     groups: GroupStore,
-    /// Occupied positions: `ROOT..ROOT + len` (the groups' last may be part-filled).
-    len: usize,
 }
 
 impl QuadShape {
@@ -222,18 +220,7 @@ impl Shape for QuadShape {
     fn with_capacity(capacity: usize) -> Self {
         QuadShape {
             groups: GroupStore::with_capacity((ROOT + capacity).div_ceil(4)),
-            len: 0,
         }
-    }
-
-    #[inline]
-    fn occupied(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    fn root(&self) -> Option<HeapSlot> {
-        (self.len > 0).then(|| self.slot(ROOT))
     }
 
     #[inline(always)]
@@ -248,8 +235,6 @@ impl Shape for QuadShape {
 
     #[inline]
     fn grow_to(&mut self, end: usize) {
-        self.len += 1;
-        debug_assert_eq!(end, ROOT + self.len);
         if (end - 1) / 4 == self.groups.len() {
             self.groups.push(Group([UNUSED; 4]));
         }
@@ -257,8 +242,6 @@ impl Shape for QuadShape {
 
     #[inline]
     fn take_last(&mut self, last: usize) -> HeapSlot {
-        debug_assert_eq!(last + 1, ROOT + self.len);
-        self.len -= 1;
         std::mem::replace(&mut self.groups[last / 4].0[last % 4], UNUSED)
     }
 
