@@ -117,7 +117,16 @@ pub fn table(records: &[LiveRecord]) -> Table {
             median_range(&of(&p99_excess_us), 0),
             median_range(&cpu, 2),
             spread_percent(&cpu),
-            median_range(&of(&|r| r.workload_phase.wakeups_per_second), 0),
+            // An engine's server counts no wakeups (`engine.wakeups_of` says so): none, not 0.
+            if series
+                .runs
+                .iter()
+                .any(|r| r.engine.is_some() && r.tcp.is_some())
+            {
+                "n/c".into()
+            } else {
+                median_range(&of(&|r| r.workload_phase.wakeups_per_second), 0)
+            },
         ]);
     }
     table
@@ -224,5 +233,18 @@ mod tests {
         assert!(binary.contains("10.0%"), "{binary}");
         let quad = text.lines().find(|l| l.starts_with("quad-heap")).unwrap();
         assert!(quad.contains("0 (0..0)"), "{quad}");
+        assert!(!quad.contains("n/c"), "{quad}");
+    }
+
+    #[test]
+    fn an_engine_server_has_no_wakeup_count() {
+        let go = LiveRecord {
+            engine: Some(Default::default()),
+            tcp: Some(Default::default()),
+            ..run("go-runtime", 1000, 200, 54.0)
+        };
+        let text = table(&[go.clone(), go]).render("");
+        let row = text.lines().find(|l| l.starts_with("go-runtime")).unwrap();
+        assert!(row.trim_end().ends_with("n/c"), "{row}");
     }
 }
