@@ -228,6 +228,16 @@ impl Experiment {
 }
 
 /// Reads and checks the experiments file at `path`, or the built-in one.
+/// The built-in experiment `id` (tests only: it panics on a missing id).
+#[cfg(test)]
+pub fn built_in(id: &str) -> Experiment {
+    load(None)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.id == id)
+        .unwrap_or_else(|| panic!("no experiment {id}"))
+}
+
 pub fn load(path: Option<&Path>) -> anyhow::Result<Vec<Experiment>> {
     match path {
         Some(path) => {

@@ -1,18 +1,10 @@
 //! The lateness experiments' verdicts from small records, and their checks.
 
-use super::super::experiments;
+use super::super::experiments::{self, built_in as experiment};
 use super::super::sources::{self, Measured};
 use super::*;
 use timerbench_results::Verdict;
 use timerbench_results::live::{LIVE_SCHEMA, LatenessParts, LiveEngine, Spread, Usage};
-
-fn experiment(id: &str) -> Experiment {
-    experiments::load(None)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.id == id)
-        .unwrap()
-}
 
 /// A record at a `tick` ms tick with this median lateness and idle wake-ups per second:
 /// the port's (`netty-wheel:tick=T`, verified) or, with `engine`, Netty's own.

@@ -1,6 +1,6 @@
 //! The live experiments' verdicts from small records, and their flags.
 
-use super::super::experiments;
+use super::super::experiments::{self, built_in as experiment};
 use super::super::sources::{self, Measured};
 use super::*;
 use timerbench_results::Verdict;
@@ -23,14 +23,6 @@ fn record(implementation: &str, wait: &str) -> LiveRecord {
         firings: 8,
         ..LiveRecord::default()
     }
-}
-
-fn experiment(id: &str) -> Experiment {
-    experiments::load(None)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.id == id)
-        .unwrap()
 }
 
 /// The verdict of `experiment` on these records (series label, record), at one point.

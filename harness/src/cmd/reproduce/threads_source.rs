@@ -334,7 +334,7 @@ fn reading(point: u64, series: &str, record: Option<&ThreadsRecord>, field: &str
 
 #[cfg(test)]
 mod tests {
-    use super::super::experiments;
+    use super::super::experiments::built_in as experiment;
     use super::super::sources::{self, Measured};
     use super::*;
     use timerbench_results::Verdict;
@@ -383,14 +383,6 @@ mod tests {
             verified: true,
             offence: None,
         }
-    }
-
-    fn experiment(id: &str) -> Experiment {
-        experiments::load(None)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.id == id)
-            .unwrap()
     }
 
     fn judge(experiment: &Experiment, records: &[ThreadsRecord]) -> (Verdict, String) {
