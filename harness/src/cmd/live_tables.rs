@@ -49,10 +49,18 @@ fn series(records: &[LiveRecord]) -> Vec<Series<'_>> {
     out
 }
 
+/// The smallest and largest of `values`.
+fn min_max(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        })
+}
+
 /// `median (min..max)` of `values`, at `digits` decimals.
 fn median_range(values: &[f64], digits: usize) -> String {
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (min, max) = min_max(values);
     format!(
         "{:.digits$} ({min:.digits$}..{max:.digits$})",
         median(values)
@@ -61,14 +69,13 @@ fn median_range(values: &[f64], digits: usize) -> String {
 
 /// A run's p99 lateness minus its own baseline's p99, in µs (negative: the structure's
 /// run came out below the bare loop's).
-pub fn p99_excess_us(record: &LiveRecord) -> f64 {
+fn p99_excess_us(record: &LiveRecord) -> f64 {
     (record.lateness.total.p99_ns as f64 - record.baseline.p99_ns as f64) / 1e3
 }
 
 /// The spread of `values` as largest / smallest − 1, in percent (`-` if a value is 0).
 fn spread_percent(values: &[f64]) -> String {
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (min, max) = min_max(values);
     if min > 0.0 {
         format!("{:.1}%", 100.0 * (max / min - 1.0))
     } else {
