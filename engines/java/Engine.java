@@ -70,8 +70,15 @@ public final class Engine {
         }
         if (name.equals("jdk-scheduled-executor")) {
             Map<String, String> params = mode.equals("micro") ? parameters(args, 3) : Map.of();
-            boolean removeOnCancel = Boolean.parseBoolean(params.getOrDefault("remove-on-cancel", "true"));
-            return StartStop.run(args, new StartStop.ScheduledExecutor(removeOnCancel), answer);
+            String removeOnCancel = params.getOrDefault("remove-on-cancel", "true");
+            if (!removeOnCancel.equals("true") && !removeOnCancel.equals("false")) {
+                throw new IOException("remove-on-cancel=" + removeOnCancel + ": expected true or false");
+            }
+            String worker = params.getOrDefault("worker", "busy");
+            if (!worker.equals("busy") && !worker.equals("waiting")) {
+                throw new IOException("worker=" + worker + ": expected worker=busy or worker=waiting");
+            }
+            return StartStop.run(args, new StartStop.ScheduledExecutor(removeOnCancel.equals("true"), worker.equals("busy")), answer);
         }
         boolean delayQueue = name.equals("jdk-delay-queue");
         if (!delayQueue && !name.equals("jdk-priority-queue")) {

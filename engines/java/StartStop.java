@@ -1,5 +1,6 @@
 import java.io.IOException;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -92,6 +93,14 @@ abstract class StartStop {
      * schedule + cancel. With `remove-on-cancel=true` (the default here) a cancel removes
      * the task from the queue at once; with `false` (the JDK's default) cancelled tasks stay
      * queued until due, as Kafka's satisfied requests did.
+     *
+     * The pair's task is due before every resident, so it becomes the queue's head, and a
+     * new head signals a parked worker. With `worker=busy` (the default) each iteration
+     * runs while the one worker is inside an untimed task that waits for the next
+     * iteration: the pairs then pay for the queue under its lock and nothing else, as in a
+     * server whose pairs are not its earliest timers. `worker=waiting` leaves the worker
+     * parked on the earliest deadline, so every schedule wakes it on the other core and the
+     * two threads contend for the lock: the figure then includes that hand-off.
      */
     static final class ScheduledExecutor extends StartStop {
         /** How long the queue may take to drain: a cancelled pair's task is due a second on. */
@@ -99,9 +108,13 @@ abstract class StartStop {
         private final ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
         private final Runnable residentTask = residentFired::incrementAndGet;
         private final Runnable nothing = () -> { };
+        private final boolean busyWorker;
+        /** Opened to let the worker out of the task that keeps it busy; null when none runs. */
+        private CountDownLatch release;
 
-        ScheduledExecutor(boolean removeOnCancel) {
+        ScheduledExecutor(boolean removeOnCancel, boolean busyWorker) {
             executor.setRemoveOnCancelPolicy(removeOnCancel);
+            this.busyWorker = busyWorker;
         }
 
         void startResident(long delayMs) {
@@ -120,6 +133,7 @@ abstract class StartStop {
          */
         @Override
         void settle() throws InterruptedException {
+            releaseWorker();
             long deadline = System.nanoTime() + DRAIN_LIMIT_NS;
             while (executor.getQueue().size() > resident) {
                 if (System.nanoTime() > deadline) {
@@ -128,15 +142,47 @@ abstract class StartStop {
                 Thread.sleep(1);
             }
             System.gc();
+            if (busyWorker) {
+                occupyWorker();
+            }
+        }
+
+        /** Runs a task on the one worker that waits until {@link #releaseWorker}; returns once it runs. */
+        private void occupyWorker() throws InterruptedException {
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch gate = new CountDownLatch(1);
+            release = gate;
+            executor.execute(() -> {
+                running.countDown();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            running.await();
+        }
+
+        private void releaseWorker() {
+            if (release != null) {
+                release.countDown();
+                release = null;
+            }
         }
 
         @Override
         String settles() {
-            return "waits until the executor's queue holds the resident timers alone (cancelled pairs' tasks "
+            String drain = "waits until the executor's queue holds the resident timers alone (cancelled pairs' tasks "
                     + "stay queued until due with remove-on-cancel=false), collects the heap (System.gc())";
+            return busyWorker
+                    ? drain + ", then keeps the one worker inside a task that waits for the next iteration, so "
+                            + "the pairs neither wake it nor contend with it for the queue's lock (worker=busy)"
+                    : drain + "; the worker stays parked on the earliest deadline, so every pair's schedule signals "
+                            + "it (worker=waiting)";
         }
 
         void close() {
+            releaseWorker();
             executor.shutdownNow();
         }
     }

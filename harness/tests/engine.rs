@@ -322,6 +322,14 @@ fn jdk_engines_replay_like_the_reference_model() {
     }
 }
 
+/// A start+stop request over 100 resident timers with the engine's own `parameters`.
+fn start_stop(parameters: &[String]) -> Request {
+    Request::StartStop {
+        resident: 100,
+        parameters: parameters.to_vec(),
+    }
+}
+
 /// The real-clock engines (Go's runtime timers, the JDK's executor, Netty's wheel) each
 /// answer a small start+stop run, and refuse a replay as unsupported.
 #[test]
@@ -349,7 +357,7 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                 &dir.path().join("run"),
             )
         };
-        match run(&Request::StartStop { resident: 100 }) {
+        match run(&start_stop(&[])) {
             Outcome::Answered { answer, .. } => {
                 assert_eq!(answer.engine, engine.name);
                 assert_eq!(answer.unit.as_deref(), Some("start-stop pair"));
@@ -374,8 +382,25 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
             }
             other => panic!("{}: {other:?}", engine.name),
         }
+        if engine.name == "jdk-scheduled-executor" {
+            // The worker's two modes say which ran; a mode it does not know is refused.
+            for (mode, words) in [("busy", "worker=busy"), ("waiting", "worker=waiting")] {
+                match run(&start_stop(&[format!("worker={mode}")])) {
+                    Outcome::Answered { answer, .. } => {
+                        let between = answer.between_samples.unwrap_or_default();
+                        assert!(between.contains(words), "{between}");
+                    }
+                    other => panic!("worker={mode}: {other:?}"),
+                }
+            }
+            let refused = run(&start_stop(&["worker=lazy".to_string()]));
+            assert!(matches!(refused, Outcome::Failed { .. }), "{refused:?}");
+        }
         if engine.name == "go-runtime" {
-            match run(&Request::Restart { resident: 100 }) {
+            match run(&Request::Restart {
+                resident: 100,
+                parameters: vec![],
+            }) {
                 Outcome::Answered { answer, .. } => {
                     assert_eq!(answer.unit.as_deref(), Some("restart"));
                     assert_eq!(answer.samples_ns.len(), 1);
@@ -383,7 +408,10 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                 other => panic!("go-runtime restart: {other:?}"),
             }
         } else {
-            let restart = run(&Request::Restart { resident: 100 });
+            let restart = run(&Request::Restart {
+                resident: 100,
+                parameters: vec![],
+            });
             assert!(matches!(restart, Outcome::Unsupported(_)), "{restart:?}");
         }
         let replay = Request::Replay {

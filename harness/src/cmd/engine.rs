@@ -32,8 +32,9 @@ pub struct Args {
     /// A workload to replay in virtual time; its expiry log is verified against the model.
     #[arg(long, conflicts_with = "resident")]
     workload: Option<PathBuf>,
-    /// An engine-specific parameter of a replay, KEY=VALUE (repeatable): `purge-interval=3`
-    /// for the JDK engines (Kafka's default is 1000).
+    /// An engine-specific parameter, KEY=VALUE (repeatable): `purge-interval=3` for the JDK
+    /// replay engines (Kafka's default is 1000); `remove-on-cancel=false` and
+    /// `worker=waiting` for jdk-scheduled-executor's start+stop pairs (docs/engines.md).
     #[arg(long = "param", value_parser = key_value)]
     parameters: Vec<String>,
     /// The microbenchmark with this many resident timers (the Go article's shape).
@@ -193,8 +194,14 @@ fn request(args: &Args, scratch: &Path) -> anyhow::Result<Request> {
             log: std::path::absolute(scratch.join("expiries")).context("the scratch directory")?,
             parameters: args.parameters.clone(),
         },
-        None if args.micro == Micro::Restart => Request::Restart { resident },
-        None => Request::StartStop { resident },
+        None if args.micro == Micro::Restart => Request::Restart {
+            resident,
+            parameters: args.parameters.clone(),
+        },
+        None => Request::StartStop {
+            resident,
+            parameters: args.parameters.clone(),
+        },
     })
 }
 

@@ -30,11 +30,15 @@ pub enum Request {
     StartStop {
         /// Timers pending while the pairs run.
         resident: u64,
+        /// The engine's own parameters, KEY=VALUE (`worker=waiting`).
+        parameters: Vec<String>,
     },
     /// Restarts (Go's `Timer.Reset`) of `resident` pending timers in turn.
     Restart {
         /// Timers pending, each restarted in its turn.
         resident: u64,
+        /// The engine's own parameters, KEY=VALUE.
+        parameters: Vec<String>,
     },
     /// Timers on the real clock: their lateness, the worker's wake-ups and CPU.
     Lateness(LatenessRequest),
@@ -69,16 +73,14 @@ impl Request {
             .into_iter()
             .chain(parameters.iter().cloned())
             .collect(),
-            Request::StartStop { resident } => vec![
-                "micro".to_string(),
-                "start-stop".to_string(),
-                format!("resident={resident}"),
-            ],
-            Request::Restart { resident } => vec![
-                "micro".to_string(),
-                "restart".to_string(),
-                format!("resident={resident}"),
-            ],
+            Request::StartStop {
+                resident,
+                parameters,
+            } => micro("start-stop", *resident, parameters),
+            Request::Restart {
+                resident,
+                parameters,
+            } => micro("restart", *resident, parameters),
             Request::Lateness(lateness) => lateness.arguments(),
         };
         args.extend([
@@ -89,6 +91,18 @@ impl Request {
         ]);
         args
     }
+}
+
+/// `micro BENCH resident=N` and the engine's own parameters.
+fn micro(bench: &str, resident: u64, parameters: &[String]) -> Vec<String> {
+    [
+        "micro".to_string(),
+        bench.to_string(),
+        format!("resident={resident}"),
+    ]
+    .into_iter()
+    .chain(parameters.iter().cloned())
+    .collect()
 }
 
 /// An engine's answer: one JSON object on stdout.

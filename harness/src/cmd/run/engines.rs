@@ -244,6 +244,7 @@ fn run_processes(
     let request = match micro_only {
         true => Request::StartStop {
             resident: cell.case.spec.timers,
+            parameters: Vec::new(),
         },
         false => Request::Replay {
             workload: absolute(&workload.path),
