@@ -212,6 +212,15 @@ impl<V> HierarchicalWheel<V> {
     }
 }
 
+impl<V> HierarchicalWheel<V> {
+    /// The due list's part of a `stop`: out of line, since a timer stopped while due is
+    /// rare and the due minimum's upkeep would weigh on every `stop`'s inline path.
+    #[inline(never)]
+    fn close_due_gap(&mut self, deadline: Tick, prev: u32, next: u32) {
+        self.due.close_gap(&mut self.entries, deadline, prev, next);
+    }
+}
+
 impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     const DUE: u32 = DUE;
 
@@ -248,8 +257,7 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
         let (next, entry) = self.entries.remove(index);
         let (home, prev) = (entry.home, entry.prev());
         if home == DUE {
-            self.due
-                .close_gap(&mut self.entries, entry.deadline, prev, next);
+            self.close_due_gap(entry.deadline, prev, next);
         } else if arena_list::close_gap(
             &mut self.entries,
             &mut self.slots.heads[home as usize],
@@ -288,13 +296,12 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     /// The entry goes into the arena with its `home` and its list link already written,
     /// so a `start` writes its entry once.
     #[inline]
-    fn insert_filed(&mut self, mut entry: Entry<V>) -> TimerId {
-        let home = self.slots.claim(self.now, entry.deadline);
-        entry.home = home;
+    fn insert_filed(&mut self, deadline: Tick, value: V) -> TimerId {
+        let home = self.slots.claim(self.now, deadline);
         arena_list::insert_front(
             &mut self.entries,
             &mut self.slots.heads[home as usize],
-            entry,
+            Entry::head_of(home, deadline, value),
         )
     }
 }

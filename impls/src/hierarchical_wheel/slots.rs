@@ -52,16 +52,24 @@ impl Slots {
             self.ring_words |= 1 << (slot / 64);
             slot as u32
         } else {
-            // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
-            let level = level_for(now, deadline);
-            let slot = slot_for(deadline, level);
-            self.occupied[level] |= 1 << slot;
-            self.occupied_levels |= 1 << level;
-            // The slot's start: `deadline` shares `now`'s bits above the level's digit.
-            let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
-            self.level_bound = self.level_bound.min(start);
-            (LEVEL_BASE + level * SLOTS + slot) as u32
+            self.claim_level(now, deadline)
         }
+    }
+
+    /// [`Slots::claim`] of a deadline at least 4,096 ahead. Out of line: it would add
+    /// a `leading_zeros`, two shifts by the level and the bound's update to the ring's
+    /// inline path, which most starts take.
+    #[inline(never)]
+    fn claim_level(&mut self, now: Tick, deadline: Tick) -> u32 {
+        // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
+        let level = level_for(now, deadline);
+        let slot = slot_for(deadline, level);
+        self.occupied[level] |= 1 << slot;
+        self.occupied_levels |= 1 << level;
+        // The slot's start: `deadline` shares `now`'s bits above the level's digit.
+        let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
+        self.level_bound = self.level_bound.min(start);
+        (LEVEL_BASE + level * SLOTS + slot) as u32
     }
 
     /// Marks list `home` (a ring or level slot) empty.
@@ -70,11 +78,17 @@ impl Slots {
         if home < RING_SLOTS {
             self.ring[home / 64] &= !(1 << (home % 64));
         } else {
-            let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
-            self.occupied[level] &= !(1 << slot);
-            if self.occupied[level] == 0 {
-                self.occupied_levels &= !(1 << level);
-            }
+            self.clear_level(home);
+        }
+    }
+
+    /// [`Slots::clear`] of a level slot, out of line as [`Slots::claim_level`] is.
+    #[inline(never)]
+    fn clear_level(&mut self, home: usize) {
+        let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
+        self.occupied[level] &= !(1 << slot);
+        if self.occupied[level] == 0 {
+            self.occupied_levels &= !(1 << level);
         }
     }
 
