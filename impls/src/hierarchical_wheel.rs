@@ -212,15 +212,6 @@ impl<V> HierarchicalWheel<V> {
     }
 }
 
-impl<V> HierarchicalWheel<V> {
-    /// The due list's part of a `stop`: out of line, since a timer stopped while due is
-    /// rare and the due minimum's upkeep would weigh on every `stop`'s inline path.
-    #[inline(never)]
-    fn close_due_gap(&mut self, deadline: Tick, prev: u32, next: u32) {
-        self.due.close_gap(&mut self.entries, deadline, prev, next);
-    }
-}
-
 impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     const DUE: u32 = DUE;
 
@@ -257,7 +248,8 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
         let (next, entry) = self.entries.remove(index);
         let (home, prev) = (entry.home, entry.prev());
         if home == DUE {
-            self.close_due_gap(entry.deadline, prev, next);
+            self.due
+                .close_gap(&mut self.entries, entry.deadline, prev, next);
         } else if arena_list::close_gap(
             &mut self.entries,
             &mut self.slots.heads[home as usize],

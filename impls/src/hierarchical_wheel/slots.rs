@@ -78,17 +78,11 @@ impl Slots {
         if home < RING_SLOTS {
             self.ring[home / 64] &= !(1 << (home % 64));
         } else {
-            self.clear_level(home);
-        }
-    }
-
-    /// [`Slots::clear`] of a level slot, out of line as [`Slots::claim_level`] is.
-    #[inline(never)]
-    fn clear_level(&mut self, home: usize) {
-        let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
-        self.occupied[level] &= !(1 << slot);
-        if self.occupied[level] == 0 {
-            self.occupied_levels &= !(1 << level);
+            let (level, slot) = ((home - LEVEL_BASE) / SLOTS, home % SLOTS);
+            self.occupied[level] &= !(1 << slot);
+            if self.occupied[level] == 0 {
+                self.occupied_levels &= !(1 << level);
+            }
         }
     }
 
