@@ -90,9 +90,10 @@ impl<T> Arena<T> {
     /// Stores `payload` with its owner's `link` and returns the handle of the new entry.
     ///
     /// The entry always comes off the free list; when that is empty, [`Arena::grow`], out
-    /// of line, first puts one new vacant slot on it. So this path is inline and saves no
-    /// registers, and the payload, never passed to a call, is written straight from
-    /// registers into its slot.
+    /// of line, first puts one new vacant slot on it. So this path is inline, and the
+    /// payload, never passed to a call, is written straight from registers into its slot
+    /// (passed, it would be built on the stack and copied, the copy a wide load over narrow
+    /// stores that the store buffer cannot forward).
     ///
     /// # Panics
     ///

@@ -42,11 +42,17 @@ impl Slots {
         }
     }
 
+    /// Whether a `deadline >= now` goes to the ring: less than the ring's size ahead.
+    #[inline]
+    pub(super) fn in_ring(&self, now: Tick, deadline: Tick) -> bool {
+        deadline - now < RING_SLOTS as Tick
+    }
+
     /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
     /// bits if it is less than the ring's size ahead, else its level's slot.
     #[inline]
     pub(super) fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
-        if deadline - now < RING_SLOTS as Tick {
+        if self.in_ring(now, deadline) {
             let slot = deadline as usize & (RING_SLOTS - 1);
             self.ring[slot / 64] |= 1 << (slot % 64);
             self.ring_words |= 1 << (slot / 64);
