@@ -90,7 +90,7 @@ impl<T> Arena<T> {
     /// Stores `payload` with its owner's `link` and returns the handle of the new entry.
     ///
     /// The entry always comes off the free list; when that is empty, [`Arena::grow`], out
-    /// of line, first puts one new vacant slot on it. So this path is inline, and the
+    /// of line, first puts new vacant slots on it. So this path is inline, and the
     /// payload, never passed to a call, is written straight from registers into its slot
     /// (passed, it would be built on the stack and copied, the copy a wide load over narrow
     /// stores that the store buffer cannot forward).
@@ -124,22 +124,36 @@ impl<T> Arena<T> {
         TimerId::from_parts(index, generation.get())
     }
 
-    /// Puts a new vacant slot, at the end, on the empty free list. Cold: it runs at most
-    /// once per slot the arena ever holds.
+    /// Puts new vacant slots, at the end and in index order, on the empty free list: as
+    /// many as the vector holds without reallocating, at most [`Arena::GROW_BATCH`], and
+    /// one when it is full (its push then reallocates, as any push would). A batch keeps
+    /// the call off most inserts of an arena that only grows (a structure that frees
+    /// lazily grows through a whole run), and staying within the capacity keeps the
+    /// memory the arena holds what it was.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
         debug_assert_eq!(self.free_head, NIL, "grow only when no slot is free");
-        let index = u32::try_from(self.slots.len())
+        let first = u32::try_from(self.slots.len())
             .ok()
             .filter(|&i| i != NIL)
             .expect("more than u32::MAX - 1 pending timers");
-        self.slots.push(Slot::Vacant {
+        let spare = self.slots.capacity() - self.slots.len();
+        let room = (NIL - first) as usize;
+        let count = spare.clamp(1, Self::GROW_BATCH).min(room) as u32;
+        self.slots.extend((first..first + count).map(|index| Slot::Vacant {
             generation: 0,
-            next_free: NIL,
-        });
-        self.free_head = index;
+            next_free: if index + 1 < first + count {
+                index + 1
+            } else {
+                NIL
+            },
+        }));
+        self.free_head = first;
     }
+
+    /// Vacant slots that one [`Arena::grow`] puts on the free list at most.
+    const GROW_BATCH: usize = 64;
 
     /// The slot index of `id` if it names a live entry of this arena.
     #[inline]
@@ -334,6 +348,17 @@ mod tests {
         let grown = arena.insert(10, 10);
         assert_eq!((grown.index(), grown.generation()), (3, 1));
         assert_eq!((arena.len(), arena.link(3), *arena.get(3)), (4, 10, 10));
+    }
+
+    #[test]
+    fn growing_in_batches_keeps_the_capacity_it_was_given() {
+        let mut arena = Arena::with_capacity(100);
+        let before = arena.allocated_bytes();
+        let ids: Vec<_> = (0..100u64).map(|v| arena.insert(0, v)).collect();
+        assert_eq!(arena.allocated_bytes(), before, "no reallocation within the capacity");
+        assert!(ids.iter().enumerate().all(|(i, id)| id.index() as usize == i));
+        let past = arena.insert(0, 100);
+        assert_eq!((past.index(), arena.len()), (100, 101));
     }
 
     #[test]
