@@ -140,15 +140,17 @@ impl<T> Arena<T> {
             .expect("more than u32::MAX - 1 pending timers");
         let spare = self.slots.capacity() - self.slots.len();
         let room = (NIL - first) as usize;
-        let count = spare.clamp(1, Self::GROW_BATCH).min(room) as u32;
-        self.slots.extend((first..first + count).map(|index| Slot::Vacant {
+        let last = first + spare.clamp(1, Self::GROW_BATCH).min(room) as u32 - 1;
+        for index in first..last {
+            self.slots.push(Slot::Vacant {
+                generation: 0,
+                next_free: index + 1,
+            });
+        }
+        self.slots.push(Slot::Vacant {
             generation: 0,
-            next_free: if index + 1 < first + count {
-                index + 1
-            } else {
-                NIL
-            },
-        }));
+            next_free: NIL,
+        });
         self.free_head = first;
     }
 
