@@ -89,46 +89,73 @@ impl<T> Arena<T> {
 
     /// Stores `payload` with its owner's `link` and returns the handle of the new entry.
     ///
+    /// The entry always comes off the free list; when that is empty, [`Arena::grow`], out
+    /// of line, first puts new vacant slots on it. So this path is inline, and the
+    /// payload, never passed to a call, is written straight from registers into its slot
+    /// (passed, it would be built on the stack and copied, the copy a wide load over narrow
+    /// stores that the store buffer cannot forward).
+    ///
     /// # Panics
     ///
     /// When `u32::MAX - 1` entries would be live at once: indices are `u32` and `NIL` is
     /// reserved.
     #[inline]
     pub fn insert(&mut self, link: u32, payload: T) -> TimerId {
-        let index = self.free_head;
-        if index != NIL {
-            let slot = &mut self.slots[index as usize];
-            let Slot::Vacant {
-                generation,
-                next_free,
-            } = *slot
-            else {
-                unreachable!("the free list only threads vacant slots")
-            };
-            self.free_head = next_free;
-            let generation = occupied_generation(generation);
-            *slot = Slot::Occupied {
-                generation,
-                link,
-                payload,
-            };
-            self.len += 1;
-            TimerId::from_parts(index, generation.get())
-        } else {
-            let index = u32::try_from(self.slots.len())
-                .ok()
-                .filter(|&i| i != NIL)
-                .expect("more than u32::MAX - 1 pending timers");
-            let generation = occupied_generation(0);
-            self.slots.push(Slot::Occupied {
-                generation,
-                link,
-                payload,
-            });
-            self.len += 1;
-            TimerId::from_parts(index, generation.get())
+        if self.free_head == NIL {
+            self.grow();
         }
+        let index = self.free_head;
+        let slot = &mut self.slots[index as usize];
+        let Slot::Vacant {
+            generation,
+            next_free,
+        } = *slot
+        else {
+            unreachable!("the free list only threads vacant slots")
+        };
+        self.free_head = next_free;
+        let generation = occupied_generation(generation);
+        *slot = Slot::Occupied {
+            generation,
+            link,
+            payload,
+        };
+        self.len += 1;
+        TimerId::from_parts(index, generation.get())
     }
+
+    /// Puts new vacant slots, at the end and in index order, on the empty free list: as
+    /// many as the vector holds without reallocating, at most [`Arena::GROW_BATCH`], and
+    /// one when it is full (its push then reallocates, as any push would). A batch keeps
+    /// the call off most inserts of an arena that only grows (a structure that frees
+    /// lazily grows through a whole run), and staying within the capacity keeps the
+    /// memory the arena holds what it was.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        debug_assert_eq!(self.free_head, NIL, "grow only when no slot is free");
+        let first = u32::try_from(self.slots.len())
+            .ok()
+            .filter(|&i| i != NIL)
+            .expect("more than u32::MAX - 1 pending timers");
+        let spare = self.slots.capacity() - self.slots.len();
+        let room = (NIL - first) as usize;
+        let last = first + spare.clamp(1, Self::GROW_BATCH).min(room) as u32 - 1;
+        for index in first..last {
+            self.slots.push(Slot::Vacant {
+                generation: 0,
+                next_free: index + 1,
+            });
+        }
+        self.slots.push(Slot::Vacant {
+            generation: 0,
+            next_free: NIL,
+        });
+        self.free_head = first;
+    }
+
+    /// Vacant slots that one [`Arena::grow`] puts on the free list at most.
+    const GROW_BATCH: usize = 64;
 
     /// The slot index of `id` if it names a live entry of this arena.
     #[inline]
@@ -308,6 +335,32 @@ mod tests {
             (3, 11)
         );
         assert_eq!(arena.len(), 1);
+    }
+
+    #[test]
+    fn growing_past_the_capacity_takes_new_slots_in_order_then_reuses_freed_ones() {
+        let mut arena = Arena::with_capacity(1);
+        let ids: Vec<_> = (0..3u64).map(|v| arena.insert(v as u32, v)).collect();
+        let indices: Vec<_> = ids.iter().map(|id| id.index()).collect();
+        assert_eq!(indices, [0, 1, 2]);
+        assert!(ids.iter().all(|id| id.generation() == 1));
+        arena.remove(1);
+        let reused = arena.insert(9, 9);
+        assert_eq!((reused.index(), reused.generation()), (1, 3));
+        let grown = arena.insert(10, 10);
+        assert_eq!((grown.index(), grown.generation()), (3, 1));
+        assert_eq!((arena.len(), arena.link(3), *arena.get(3)), (4, 10, 10));
+    }
+
+    #[test]
+    fn growing_in_batches_keeps_the_capacity_it_was_given() {
+        let mut arena = Arena::with_capacity(100);
+        let before = arena.allocated_bytes();
+        let ids: Vec<_> = (0..100u64).map(|v| arena.insert(0, v)).collect();
+        assert_eq!(arena.allocated_bytes(), before, "no reallocation within the capacity");
+        assert!(ids.iter().enumerate().all(|(i, id)| id.index() as usize == i));
+        let past = arena.insert(0, 100);
+        assert_eq!((past.index(), arena.len()), (100, 101));
     }
 
     #[test]

@@ -212,6 +212,20 @@ impl<V> HierarchicalWheel<V> {
     }
 }
 
+impl<V> HierarchicalWheel<V> {
+    /// `insert_filed` of a deadline 4,096 or more ahead, into a level: out of line, and
+    /// called last, so that the ring's inline path keeps nothing live across a call.
+    #[inline(never)]
+    fn insert_level(&mut self, deadline: Tick, value: V) -> TimerId {
+        let home = self.slots.claim(self.now, deadline);
+        arena_list::insert_front(
+            &mut self.entries,
+            &mut self.slots.heads[home as usize],
+            Entry::head_of(home, deadline, value),
+        )
+    }
+}
+
 impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     const DUE: u32 = DUE;
 
@@ -288,13 +302,15 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     /// The entry goes into the arena with its `home` and its list link already written,
     /// so a `start` writes its entry once.
     #[inline]
-    fn insert_filed(&mut self, mut entry: Entry<V>) -> TimerId {
-        let home = self.slots.claim(self.now, entry.deadline);
-        entry.home = home;
+    fn insert_filed(&mut self, deadline: Tick, value: V) -> TimerId {
+        if !self.slots.in_ring(self.now, deadline) {
+            return self.insert_level(deadline, value);
+        }
+        let home = self.slots.claim(self.now, deadline);
         arena_list::insert_front(
             &mut self.entries,
             &mut self.slots.heads[home as usize],
-            entry,
+            Entry::head_of(home, deadline, value),
         )
     }
 }

@@ -71,6 +71,18 @@ impl<V> Entry<V> {
         }
     }
 
+    /// A timer about to become the head of list `home` (its `next`, the old head, is the
+    /// arena link the caller inserts it with).
+    #[inline]
+    pub(crate) fn head_of(home: u32, deadline: Tick, value: V) -> Self {
+        Entry {
+            deadline,
+            value,
+            prev: NIL,
+            home,
+        }
+    }
+
     /// Makes the entry the head of list `home` (its `next`, the old head, is the caller's
     /// to write).
     #[inline]
@@ -136,11 +148,11 @@ pub(crate) trait BitmapWheel<V> {
     /// the slot is one tick, a lower bound of its deadlines above.
     fn earliest(&mut self) -> Option<SlotAt>;
 
-    /// Inserts `entry`, whose deadline is `> clock()`, and files it into the wheel. By
+    /// Inserts a timer whose deadline is `> clock()` and files it into the wheel. By
     /// default an insertion then [`file`](BitmapWheel::file); a wheel that can write the
     /// entry's list links as it inserts it overrides this.
-    fn insert_filed(&mut self, entry: Entry<V>) -> TimerId {
-        let id = self.parts().0.insert(NIL, entry);
+    fn insert_filed(&mut self, deadline: Tick, value: V) -> TimerId {
+        let id = self.parts().0.insert(NIL, Entry::new(deadline, value));
         self.file(id.index());
         id
     }
@@ -157,14 +169,19 @@ fn file_due<V, W: BitmapWheel<V>>(wheel: &mut W, index: u32) {
 #[inline]
 pub(crate) fn start<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: V) -> TimerId {
     *wheel.parts().2 += 1;
-    let entry = Entry::new(deadline, value);
     if deadline <= wheel.clock() {
-        let id = wheel.parts().0.insert(NIL, entry);
-        file_due(wheel, id.index());
-        id
-    } else {
-        wheel.insert_filed(entry)
+        return start_due(wheel, deadline, value);
     }
+    wheel.insert_filed(deadline, value)
+}
+
+/// `start` of a deadline `<= now`: out of line, since a timer started already due is rare
+/// and the due list's push would weigh on every `start`'s inline path.
+#[inline(never)]
+fn start_due<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: V) -> TimerId {
+    let id = wheel.parts().0.insert(NIL, Entry::new(deadline, value));
+    file_due(wheel, id.index());
+    id
 }
 
 /// `stop`: unlink and free the entry.

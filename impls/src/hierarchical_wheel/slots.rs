@@ -42,26 +42,40 @@ impl Slots {
         }
     }
 
+    /// Whether a `deadline >= now` goes to the ring: less than the ring's size ahead.
+    #[inline]
+    pub(super) fn in_ring(&self, now: Tick, deadline: Tick) -> bool {
+        deadline - now < RING_SLOTS as Tick
+    }
+
     /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
     /// bits if it is less than the ring's size ahead, else its level's slot.
     #[inline]
     pub(super) fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
-        if deadline - now < RING_SLOTS as Tick {
+        if self.in_ring(now, deadline) {
             let slot = deadline as usize & (RING_SLOTS - 1);
             self.ring[slot / 64] |= 1 << (slot % 64);
             self.ring_words |= 1 << (slot / 64);
             slot as u32
         } else {
-            // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
-            let level = level_for(now, deadline);
-            let slot = slot_for(deadline, level);
-            self.occupied[level] |= 1 << slot;
-            self.occupied_levels |= 1 << level;
-            // The slot's start: `deadline` shares `now`'s bits above the level's digit.
-            let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
-            self.level_bound = self.level_bound.min(start);
-            (LEVEL_BASE + level * SLOTS + slot) as u32
+            self.claim_level(now, deadline)
         }
+    }
+
+    /// [`Slots::claim`] of a deadline at least 4,096 ahead. Out of line: it would add
+    /// a `leading_zeros`, two shifts by the level and the bound's update to the ring's
+    /// inline path, which most starts take.
+    #[inline(never)]
+    fn claim_level(&mut self, now: Tick, deadline: Tick) -> u32 {
+        // At least 4,096 ahead: `now` and `deadline` differ at bit 12 or above.
+        let level = level_for(now, deadline);
+        let slot = slot_for(deadline, level);
+        self.occupied[level] |= 1 << slot;
+        self.occupied_levels |= 1 << level;
+        // The slot's start: `deadline` shares `now`'s bits above the level's digit.
+        let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
+        self.level_bound = self.level_bound.min(start);
+        (LEVEL_BASE + level * SLOTS + slot) as u32
     }
 
     /// Marks list `home` (a ring or level slot) empty.
