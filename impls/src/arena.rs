@@ -357,8 +357,16 @@ mod tests {
         let mut arena = Arena::with_capacity(100);
         let before = arena.allocated_bytes();
         let ids: Vec<_> = (0..100u64).map(|v| arena.insert(0, v)).collect();
-        assert_eq!(arena.allocated_bytes(), before, "no reallocation within the capacity");
-        assert!(ids.iter().enumerate().all(|(i, id)| id.index() as usize == i));
+        assert_eq!(
+            arena.allocated_bytes(),
+            before,
+            "no reallocation within the capacity"
+        );
+        assert!(
+            ids.iter()
+                .enumerate()
+                .all(|(i, id)| id.index() as usize == i)
+        );
         let past = arena.insert(0, 100);
         assert_eq!((past.index(), arena.len()), (100, 101));
     }
