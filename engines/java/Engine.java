@@ -57,6 +57,16 @@ public final class Engine {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
+    /** Parameter `key`'s value, which must be `first` (its default) or `second`. */
+    private static String oneOf(Map<String, String> params, String key, String first, String second)
+            throws IOException {
+        String value = params.getOrDefault(key, first);
+        if (!value.equals(first) && !value.equals(second)) {
+            throw new IOException(key + "=" + value + ": expected " + key + "=" + first + " or " + key + "=" + second);
+        }
+        return value;
+    }
+
     private static String run(String[] args) throws IOException, InterruptedException {
         if (args.length < 2) {
             throw new IOException("usage: Engine NAME MODE key=value...");
@@ -70,15 +80,9 @@ public final class Engine {
         }
         if (name.equals("jdk-scheduled-executor")) {
             Map<String, String> params = mode.equals("micro") ? parameters(args, 3) : Map.of();
-            String removeOnCancel = params.getOrDefault("remove-on-cancel", "true");
-            if (!removeOnCancel.equals("true") && !removeOnCancel.equals("false")) {
-                throw new IOException("remove-on-cancel=" + removeOnCancel + ": expected true or false");
-            }
-            String worker = params.getOrDefault("worker", "busy");
-            if (!worker.equals("busy") && !worker.equals("waiting")) {
-                throw new IOException("worker=" + worker + ": expected worker=busy or worker=waiting");
-            }
-            return StartStop.run(args, new StartStop.ScheduledExecutor(removeOnCancel.equals("true"), worker.equals("busy")), answer);
+            boolean removeOnCancel = oneOf(params, "remove-on-cancel", "true", "false").equals("true");
+            boolean busyWorker = oneOf(params, "worker", "busy", "waiting").equals("busy");
+            return StartStop.run(args, new StartStop.ScheduledExecutor(removeOnCancel, busyWorker), answer);
         }
         boolean delayQueue = name.equals("jdk-delay-queue");
         if (!delayQueue && !name.equals("jdk-priority-queue")) {

@@ -227,7 +227,6 @@ impl Experiment {
     }
 }
 
-/// Reads and checks the experiments file at `path`, or the built-in one.
 /// The built-in experiment `id` (tests only: it panics on a missing id).
 #[cfg(test)]
 pub fn built_in(id: &str) -> Experiment {
@@ -238,6 +237,7 @@ pub fn built_in(id: &str) -> Experiment {
         .unwrap_or_else(|| panic!("no experiment {id}"))
 }
 
+/// Reads and checks the experiments file at `path`, or the built-in one.
 pub fn load(path: Option<&Path>) -> anyhow::Result<Vec<Experiment>> {
     match path {
         Some(path) => {
