@@ -77,8 +77,9 @@ pub fn push_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, index: u32) {
 
 /// Inserts `payload` into the arena at the front of the list whose head is `head`, and
 /// returns its handle. The payload's `prev` must be `NIL`. The new entry's link is written
-/// as it is inserted, so a `start` touches its entry once.
-#[inline]
+/// as it is inserted, so a `start` touches its entry once. Inline always, as a link in the
+/// wheels' forced-inline `start` (see `wheel_core::start`).
+#[inline(always)]
 pub fn insert_front<T: Linked>(arena: &mut Arena<T>, head: &mut u32, payload: T) -> TimerId {
     debug_assert_eq!(payload.prev(), NIL, "a new head has no predecessor");
     let old_head = *head;

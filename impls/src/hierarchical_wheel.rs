@@ -256,8 +256,8 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
 
     /// Frees the entry first, since the arena's removal hands back both of its links, then
     /// joins its former neighbours: after `resolve`, a `stop` checks the entry's slot once
-    /// instead of four times.
-    #[inline]
+    /// instead of four times. Inline always: see [`wheel_core::start`].
+    #[inline(always)]
     fn unlink_and_free(&mut self, index: u32) -> Entry<V> {
         let (next, entry) = self.entries.remove(index);
         let (home, prev) = (entry.home, entry.prev());
@@ -300,8 +300,8 @@ impl<V> BitmapWheel<V> for HierarchicalWheel<V> {
     }
 
     /// The entry goes into the arena with its `home` and its list link already written,
-    /// so a `start` writes its entry once.
-    #[inline]
+    /// so a `start` writes its entry once. Inline always: see [`wheel_core::start`].
+    #[inline(always)]
     fn insert_filed(&mut self, deadline: Tick, value: V) -> TimerId {
         if !self.slots.in_ring(self.now, deadline) {
             return self.insert_level(deadline, value);
@@ -326,10 +326,13 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
         }
     }
 
+    /// Inline always, with the calls below it: see [`wheel_core::start`].
+    #[inline(always)]
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {
         wheel_core::start(self, deadline, value)
     }
 
+    #[inline(always)]
     fn stop(&mut self, id: TimerId) -> Option<V> {
         wheel_core::stop(self, id)
     }

@@ -344,8 +344,9 @@ impl<V> BitmapWheel<V> for IncrementalWheel<V> {
     }
 
     /// Files the live entry `index`, whose deadline is `>= now`, relative to the clock: into
-    /// the main wheel, or into a stage if the deadline lies in a level's next slot.
-    #[inline]
+    /// the main wheel, or into a stage if the deadline lies in a level's next slot. Inline
+    /// always, as the path of every `start`: see [`wheel_core::start`].
+    #[inline(always)]
     fn file(&mut self, index: u32) {
         let deadline = self.entries.get(index).deadline;
         debug_assert!(

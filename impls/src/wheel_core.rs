@@ -166,7 +166,19 @@ fn file_due<V, W: BitmapWheel<V>>(wheel: &mut W, index: u32) {
 }
 
 /// `start`: the due list for a deadline `<= now`, else the wheel.
-#[inline]
+///
+/// # Inline into the caller, always
+///
+/// `start` and `stop` are forced inline, and with them every call on their common path
+/// (`insert_filed`, `unlink_and_free`, `file`, `arena_list::insert_front`). Left to the
+/// compiler's judgement each stayed a call, which saved and restored the registers that
+/// only its rare paths (the arena's growth, the levels, the due list) need: on the ring's
+/// short path that was a large share of the work (docs/fair-fight.md, *start and stop
+/// inline*, has the counts). The rare paths stay out of line (`start_due`, `insert_level`,
+/// `Arena::grow`), so what is copied into every caller is the short path alone. Every
+/// link of the chain must be forced: one left to the compiler stays a call, and forcing
+/// the ones above it only moves the call down a level.
+#[inline(always)]
 pub(crate) fn start<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: V) -> TimerId {
     *wheel.parts().2 += 1;
     if deadline <= wheel.clock() {
@@ -184,8 +196,8 @@ fn start_due<V, W: BitmapWheel<V>>(wheel: &mut W, deadline: Tick, value: V) -> T
     id
 }
 
-/// `stop`: unlink and free the entry.
-#[inline]
+/// `stop`: unlink and free the entry. Forced inline as `start` is.
+#[inline(always)]
 pub(crate) fn stop<V, W: BitmapWheel<V>>(wheel: &mut W, id: TimerId) -> Option<V> {
     let index = wheel.parts().0.resolve(id)?;
     *wheel.parts().2 += 1;
