@@ -345,7 +345,9 @@ impl<V> TimerQueue<V> for HierarchicalWheel<V> {
 
     /// A move with nothing due (the per-tick case) is answered here, from one ring word;
     /// the rest is [`HierarchicalWheel::advance_slots`], kept out of line so that this
-    /// path saves no registers.
+    /// path saves no registers. Inline always, as `start` and `stop` are (see
+    /// [`wheel_core::start`]): on a tick-driven workload this path is the one per tick.
+    #[inline(always)]
     fn advance<F: FnMut(TimerId, V, Tick)>(&mut self, to: Tick, mut on_fire: F) {
         check_advance(self.now, to);
         let near = if self.due.is_empty() {
