@@ -330,6 +330,14 @@ fn start_stop(parameters: &[String]) -> Request {
     }
 }
 
+/// A restart request over 100 resident timers, with no parameters of the engine's own.
+fn restart() -> Request {
+    Request::Restart {
+        resident: 100,
+        parameters: Vec::new(),
+    }
+}
+
 /// The real-clock engines (Go's runtime timers, the JDK's executor, Netty's wheel) each
 /// answer a small start+stop run, and refuse a replay as unsupported.
 #[test]
@@ -397,10 +405,7 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
             assert!(matches!(refused, Outcome::Failed { .. }), "{refused:?}");
         }
         if engine.name == "go-runtime" {
-            match run(&Request::Restart {
-                resident: 100,
-                parameters: vec![],
-            }) {
+            match run(&restart()) {
                 Outcome::Answered { answer, .. } => {
                     assert_eq!(answer.unit.as_deref(), Some("restart"));
                     assert_eq!(answer.samples_ns.len(), 1);
@@ -408,10 +413,7 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                 other => panic!("go-runtime restart: {other:?}"),
             }
         } else {
-            let restart = run(&Request::Restart {
-                resident: 100,
-                parameters: vec![],
-            });
+            let restart = run(&restart());
             assert!(matches!(restart, Outcome::Unsupported(_)), "{restart:?}");
         }
         let replay = Request::Replay {
