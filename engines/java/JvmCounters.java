@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 import java.lang.management.ThreadMXBean;
+import java.util.List;
 
 /**
  * What the JVM has done so far, read through its management beans outside every timed
@@ -13,13 +14,21 @@ import java.lang.management.ThreadMXBean;
 final class JvmCounters {
     /** The young generation's eden (`Eden Space` under the serial collector); null where none. */
     private static final MemoryPoolMXBean EDEN = eden();
+    /*
+     * The beans are looked up once. ManagementFactory's lookups run stream code on every
+     * call, which the JIT kept compiling one tier after another for dozens of iterations:
+     * compilations queued just before a sample, running beside it on the other core.
+     */
+    private static final List<GarbageCollectorMXBean> COLLECTORS = ManagementFactory.getGarbageCollectorMXBeans();
+    private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private JvmCounters() { }
 
     /** Collections so far, over every collector (-1 counts as none where one cannot tell). */
     static long gcCount() {
         long sum = 0;
-        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (GarbageCollectorMXBean gc : COLLECTORS) {
             sum += Math.max(0, gc.getCollectionCount());
         }
         return sum;
@@ -28,7 +37,7 @@ final class JvmCounters {
     /** Milliseconds spent collecting so far, over every collector. */
     static long gcMs() {
         long sum = 0;
-        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (GarbageCollectorMXBean gc : COLLECTORS) {
             sum += Math.max(0, gc.getCollectionTime());
         }
         return sum;
@@ -36,8 +45,7 @@ final class JvmCounters {
 
     /** The JIT's total compilation time so far, ms; 0 where the JVM does not say. */
     static long jitMs() {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+        return JIT != null && JIT.isCompilationTimeMonitoringSupported() ? JIT.getTotalCompilationTime() : 0;
     }
 
     /**
@@ -45,8 +53,7 @@ final class JvmCounters {
      * where the JVM does not count them (HotSpot does, through its own ThreadMXBean).
      */
     static long allocatedBytes() {
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        if (!(threads instanceof com.sun.management.ThreadMXBean hotspot)
+        if (!(THREADS instanceof com.sun.management.ThreadMXBean hotspot)
                 || !hotspot.isThreadAllocatedMemorySupported() || !hotspot.isThreadAllocatedMemoryEnabled()) {
             return -1;
         }

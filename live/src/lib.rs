@@ -8,7 +8,8 @@
 //! - [`event_loop`]: the loop thread, epoll on the socket, the structure, the wait;
 //! - [`wait`]: the wait strategies (`epoll_pwait2`, `epoll_wait`, timerfd, fixed tick);
 //! - [`measure`]: lateness and its parts, wakeups, CPU, context switches;
-//! - [`baseline`]: the same waits with no structure and no I/O (cyclictest's method);
+//! - [`baseline`]: the same waits with no structure and no I/O (cyclictest's method), and
+//!   with the same operations arriving, read and dropped;
 //! - [`verify`]: the firings against the reference model for the operations applied;
 //! - [`knobs`]: timer slack, scheduling policy, pinning, the descriptor limit;
 //! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module);
@@ -93,6 +94,8 @@ pub struct LiveRun {
     pub outcome: event_loop::Outcome,
     /// The bare loop's lateness.
     pub baseline: hdrhistogram::Histogram<u64>,
+    /// The loaded baseline's (the feeder's operations read and dropped); none with `--tcp`.
+    pub loaded_baseline: Option<baseline::Loaded>,
     /// `Ok` if the firings verified, else why not.
     pub verification: Result<(), String>,
     /// The loop's timer slack in force.
@@ -227,12 +230,31 @@ impl QueueVisitor for LoopThread {
             baseline_span,
             config.pwait2,
         )?;
+        // The TCP mode has no loaded baseline: its input is the client process's
+        // connections, which a loop without a structure cannot serve the same way.
+        let loaded_baseline = match config.tcp {
+            Some(_) => None,
+            None => Some(baseline::run_loaded(
+                config.strategy,
+                &outcome.wake_targets,
+                baseline_span,
+                config.pwait2,
+                baseline::Load {
+                    schedule: schedule.clone(),
+                    count,
+                    tick_ns: config.tick_ns,
+                    cpu: config.feeder_cpu,
+                    lead_ns: LEAD_NS,
+                },
+            )?),
+        };
         let verification = verify::verify::<Q>(variant, &outcome.log);
         let declared_late_ticks = declared_late_ticks::<Q>(variant);
         Ok(LiveRun {
             rearms,
             outcome,
             baseline,
+            loaded_baseline,
             verification,
             slack_ns,
             sent: count as u64,

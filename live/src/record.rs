@@ -8,7 +8,7 @@ use crate::{Config, LiveRun};
 use hdrhistogram::Histogram;
 use timerbench_results::histogram::encode_v2;
 use timerbench_results::live::{
-    Arrivals, LIVE_SCHEMA, LatenessParts, LiveHistograms, LiveRecord, TcpFigures,
+    Arrivals, LIVE_SCHEMA, LatenessParts, LiveHistograms, LiveRecord, LoadedBaseline, TcpFigures,
 };
 
 /// Where the record was made, read once per command.
@@ -131,6 +131,10 @@ pub fn record(
             most_early_ns: lateness.most_early_ns,
         },
         baseline: spread(&run.baseline),
+        loaded_baseline: run.loaded_baseline.as_ref().map(|loaded| LoadedBaseline {
+            lateness: spread(&loaded.lateness),
+            arrivals: loaded.arrivals,
+        }),
         workload_phase: outcome.workload,
         idle_phase: outcome.idle,
         timerfd_rearms: run.rearms,

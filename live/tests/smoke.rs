@@ -89,6 +89,19 @@ fn a_live_run_of_an_exact_structure_verifies_with_no_early_firing() {
         !run.baseline.is_empty(),
         "the baseline slept to the same deadlines"
     );
+    let loaded = run
+        .loaded_baseline
+        .as_ref()
+        .expect("a fed run has a loaded baseline");
+    assert_eq!(
+        loaded.arrivals, 22,
+        "the loaded baseline read every operation the run was sent"
+    );
+    assert_eq!(
+        loaded.lateness.len(),
+        run.baseline.len(),
+        "the loaded baseline slept to the same deadlines as the bare one"
+    );
 }
 
 #[test]
@@ -102,6 +115,13 @@ fn a_ticking_approximate_structure_verifies_within_its_bound() {
     let run = timerbench_live::run(&config, schedule).unwrap();
     assert_eq!(run.verification, Ok(()));
     assert!(!run.outcome.log.firings.is_empty());
+    // Ticking, both baselines wake every period over the same span.
+    let loaded = run
+        .loaded_baseline
+        .as_ref()
+        .expect("a fed run has a loaded baseline");
+    assert_eq!(loaded.arrivals, 22);
+    assert!(!loaded.lateness.is_empty());
 }
 
 #[test]
@@ -129,6 +149,8 @@ fn a_workload_longer_than_the_duration_is_cut_there() {
     // The operations at ticks 100 and 120 were sent, not those after.
     assert_eq!(run.sent, 4);
     assert_eq!(run.verification, Ok(()));
+    // The loaded baseline is sent what the run was sent, no more.
+    assert_eq!(run.loaded_baseline.as_ref().map(|l| l.arrivals), Some(4));
 }
 
 #[test]

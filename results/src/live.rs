@@ -14,11 +14,22 @@ pub const LIVE_FILE: &str = "live.jsonl";
 /// The version of the live record this build writes; it reads this one and the ones
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
 /// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones;
-/// version 4 added `engine`, `None` in the older ones (every one a Rust structure's run).
-pub const LIVE_SCHEMA: u32 = 4;
+/// version 4 added `engine`, `None` in the older ones (every one a Rust structure's run);
+/// version 5 added `loaded_baseline`, `None` in the older ones.
+pub const LIVE_SCHEMA: u32 = 5;
 
 /// The oldest live record version this build reads.
 pub const OLDEST_LIVE_SCHEMA: u32 = 1;
+
+/// The loaded baseline: a loop with no structure that sleeps to the same deadlines while
+/// the feeder sends it the run's operations, read and dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadedBaseline {
+    /// Return minus requested end of each wait, as `baseline`.
+    pub lateness: Spread,
+    /// Operations it read (the feeder sent the run's `arrivals.sent`).
+    pub arrivals: u64,
+}
 
 /// `p50`, `p99`, `p99.9` and `max` of a set of durations, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,6 +201,10 @@ pub struct LiveRecord {
     pub lateness: LatenessParts,
     /// The bare loop's lateness to the same deadlines with the same wait.
     pub baseline: Spread,
+    /// The same waits while the same operations arrive, read and dropped; `None` with
+    /// `--tcp`, for an engine, and in records before version 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_baseline: Option<LoadedBaseline>,
     /// The workload phase.
     pub workload_phase: Usage,
     /// The idle phase: no timer pending, nothing arriving.
@@ -346,6 +361,7 @@ mod tests {
             firings: 3,
             lateness: LatenessParts::default(),
             baseline: Spread::default(),
+            loaded_baseline: None,
             workload_phase: Usage::default(),
             idle_phase: Usage::default(),
             timerfd_rearms: 0,

@@ -496,8 +496,12 @@ fn keep(
     what: &str,
     records: &mut Vec<LiveRecord>,
 ) -> anyhow::Result<()> {
+    let loaded = match &record.loaded_baseline {
+        Some(loaded) => format!(", loaded {:.0} µs", loaded.lateness.p99_ns as f64 / 1e3),
+        None => String::new(),
+    };
     println!(
-        "        {}: {what}, {} early, lateness p99 {:.0} µs (baseline {:.0} µs)",
+        "        {}: {what}, {} early, lateness p99 {:.0} µs (baseline {:.0} µs{loaded})",
         record.status,
         record.lateness.early,
         record.lateness.total.p99_ns as f64 / 1e3,

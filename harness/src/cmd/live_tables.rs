@@ -10,6 +10,17 @@
 //! of those excesses over the runs is the figure, with the smallest and largest beside it.
 //! CPU per second is read the same way: its median and its spread (largest / smallest − 1)
 //! over the runs.
+//!
+//! The excess is then split as the lateness is (`total = rounding + wake + dispatch`): the
+//! wake part's p99 against the same baseline p99 is what the kernel's returns added under
+//! the run's load (its input wakes the loop too; the bare loop has none), and the dispatch
+//! p99 is the loop's own work between a return and a callback, the structure's share of
+//! an exact structure's lateness. Only the total is the figure; the split says
+//! which side of the machine an excess came from.
+//!
+//! The loaded baseline (the same waits while the same operations arrive, read and dropped)
+//! gives a second reading, "p99 − own loaded": the run's p99 against a loop with the same
+//! input and no structure, right after it.
 
 use crate::cmd::ab::stats::median;
 use crate::table::Table;
@@ -73,6 +84,18 @@ fn p99_excess_us(record: &LiveRecord) -> f64 {
     (record.lateness.total.p99_ns as f64 - record.baseline.p99_ns as f64) / 1e3
 }
 
+/// A run's p99 minus its own loaded baseline's p99, in µs; `None` without one.
+fn loaded_excess_us(record: &LiveRecord) -> Option<f64> {
+    let loaded = record.loaded_baseline.as_ref()?;
+    Some((record.lateness.total.p99_ns as f64 - loaded.lateness.p99_ns as f64) / 1e3)
+}
+
+/// The wake part's p99 minus the run's own baseline p99, in µs: the kernel's returns under
+/// the run's load against the bare loop's.
+fn wake_excess_us(record: &LiveRecord) -> f64 {
+    (record.lateness.wake.p99_ns as f64 - record.baseline.p99_ns as f64) / 1e3
+}
+
 /// The spread of `values` as largest / smallest − 1, in percent (`-` if a value is 0).
 fn spread_percent(values: &[f64]) -> String {
     let (min, max) = min_max(values);
@@ -94,6 +117,9 @@ pub fn table(records: &[LiveRecord]) -> Table {
         "p99 µs",
         "baseline p99 µs",
         "p99 − own baseline µs",
+        "wake − own baseline µs",
+        "dispatch p99 µs",
+        "p99 − own loaded µs",
         "CPU ms/s",
         "CPU spread",
         "wakeups/s",
@@ -122,6 +148,26 @@ pub fn table(records: &[LiveRecord]) -> Table {
             median_range(&of(&|r| r.lateness.total.p99_ns as f64 / 1e3), 0),
             median_range(&of(&|r| r.baseline.p99_ns as f64 / 1e3), 0),
             median_range(&of(&p99_excess_us), 0),
+            // An engine's runtime does not say when its poller returned: no split.
+            if series.runs.iter().any(|r| r.lateness.wake.count == 0) {
+                "-".into()
+            } else {
+                median_range(&of(&wake_excess_us), 0)
+            },
+            if series.runs.iter().any(|r| r.lateness.dispatch.count == 0) {
+                "-".into()
+            } else {
+                median_range(&of(&|r| r.lateness.dispatch.p99_ns as f64 / 1e3), 0)
+            },
+            match series
+                .runs
+                .iter()
+                .map(|r| loaded_excess_us(r))
+                .collect::<Option<Vec<f64>>>()
+            {
+                Some(excesses) => median_range(&excesses, 0),
+                None => "-".into(),
+            },
             median_range(&cpu, 2),
             spread_percent(&cpu),
             // An engine's server counts no wakeups (`engine.wakeups_of` says so): none, not 0.
@@ -164,6 +210,7 @@ pub fn runs_table(records: &[LiveRecord]) -> Table {
         "early",
         "lateness µs",
         "baseline µs",
+        "loaded µs",
         "wakeups/s",
         "CPU ms/s",
         "idle wakeups/s",
@@ -180,6 +227,9 @@ pub fn runs_table(records: &[LiveRecord]) -> Table {
             r.lateness.early.to_string(),
             micros(&r.lateness.total),
             micros(&r.baseline),
+            r.loaded_baseline
+                .as_ref()
+                .map_or("-".into(), |loaded| micros(&loaded.lateness)),
             match counted {
                 true => format!(
                     "{:.0}/{:.0}",
@@ -219,6 +269,26 @@ mod tests {
             p99_ns: baseline_p99_us * 1000,
             ..Spread::default()
         };
+        // The kernel's return took all of the p99 but 4 µs, which the loop's dispatch took.
+        record.lateness.wake = Spread {
+            count: 100,
+            p99_ns: (p99_us - 4) * 1000,
+            ..Spread::default()
+        };
+        record.lateness.dispatch = Spread {
+            count: 100,
+            p99_ns: 4000,
+            ..Spread::default()
+        };
+        // The loaded baseline's p99 10 µs above the bare one's.
+        record.loaded_baseline = Some(timerbench_results::live::LoadedBaseline {
+            lateness: Spread {
+                count: 100,
+                p99_ns: (baseline_p99_us + 10) * 1000,
+                ..Spread::default()
+            },
+            arrivals: 50,
+        });
         record.workload_phase.cpu_ms_per_second = cpu;
         record
     }
@@ -236,10 +306,16 @@ mod tests {
         let text = table(&records).render("");
         let binary = text.lines().find(|l| l.starts_with("binary-heap")).unwrap();
         assert!(binary.contains("10 (-5..60)"), "{binary}");
+        // The split: wake excesses +56, -9, +6 (median +6); dispatch 4 in each run.
+        assert!(binary.contains("6 (-9..56)"), "{binary}");
+        assert!(binary.contains("4 (4..4)"), "{binary}");
+        // Against the loaded baselines (50, 105, 110): +50, -15, 0, median 0.
+        assert!(binary.contains("0 (-15..50)"), "{binary}");
         assert!(binary.contains("31.50 (30.00..33.00)"), "{binary}");
         assert!(binary.contains("10.0%"), "{binary}");
         let quad = text.lines().find(|l| l.starts_with("quad-heap")).unwrap();
         assert!(quad.contains("0 (0..0)"), "{quad}");
+        assert!(quad.contains("-4 (-4..-4)"), "{quad}");
         assert!(!quad.contains("n/c"), "{quad}");
     }
 
@@ -250,8 +326,18 @@ mod tests {
             tcp: Some(Default::default()),
             ..run("go-runtime", 1000, 200, 54.0)
         };
+        let go = LiveRecord {
+            lateness: timerbench_results::live::LatenessParts {
+                total: go.lateness.total,
+                ..Default::default()
+            },
+            loaded_baseline: None,
+            ..go
+        };
         let text = table(&[go.clone(), go]).render("");
         let row = text.lines().find(|l| l.starts_with("go-runtime")).unwrap();
         assert!(row.trim_end().ends_with("n/c"), "{row}");
+        // Go does not say when its poller returned: no wake or dispatch part.
+        assert!(row.contains(" - "), "{row}");
     }
 }

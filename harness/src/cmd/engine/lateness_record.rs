@@ -136,6 +136,7 @@ pub fn record(answer: &Answer, lateness: &LatenessAnswer, workload: &str) -> Liv
             ..LatenessParts::default()
         },
         baseline: Spread::default(),
+        loaded_baseline: None,
         workload_phase: usage(&lateness.busy),
         idle_phase: usage(&lateness.idle),
         timerfd_rearms: 0,
