@@ -66,9 +66,11 @@ pub fn run(
 
 /// The operations the loaded baseline's feeder sends: those the structure's run was sent.
 pub struct Load {
+    /// The workload on the clock, as the run's feeder had it.
     pub schedule: Arc<Schedule>,
     /// How many of [`Schedule::arrivals`] (a run cut by its limit sent fewer).
     pub count: usize,
+    /// Nanoseconds per tick.
     pub tick_ns: u64,
     /// The feeder's CPU.
     pub cpu: Option<usize>,

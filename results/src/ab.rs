@@ -20,6 +20,11 @@ pub struct AbRecord {
     pub b: AbSide,
     /// The two CPUs; A ran on the first in even rounds, on the second in odd ones.
     pub cores: [usize; 2],
+    /// The rounds each pair of processes ran, in order, when there were several
+    /// (`--pairs`); `ratios` holds the pairs' rounds one pair after the other. Absent: one
+    /// pair ran them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<Vec<u32>>,
     /// The per-round ratios B/A of the timed replays' times (one per round).
     pub ratios: Vec<f64>,
     /// The median of `ratios`.

@@ -413,9 +413,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             index += 1;
             let workload_s =
                 (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
+            // The TCP mode has no loaded baseline (docs/live.md, *How a run works*).
+            let baselines = match config.tcp {
+                Some(_) => "the baseline",
+                None => "the baseline and the loaded baseline",
+            };
             println!(
                 "  [{index}/{runs}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then \
-                 the baseline",
+                 {baselines}",
                 config.variant,
                 config.strategy,
                 config.idle_ns as f64 / 1e9
@@ -441,8 +446,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{}", live_tables::table(&records).render("  "));
         println!(
             "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
-             run's p99 against the baseline run right after it; CPU spread is largest / \
-             smallest − 1"
+             run's p99 against the baseline run right after it, \"wake − own baseline\" the \
+             wake part's p99 against the same, \"p99 − own loaded\" the p99 against its loaded \
+             baseline (the same input, no structure); CPU spread is largest / smallest − 1"
         );
     }
     if let Some(tcp) = live_tcp::table(&records) {
@@ -454,8 +460,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "  lateness and baseline: p50/p99/p99.9/max in µs; wakeups per second (total/useless), \
-         n/c where a runtime counts none; an engine's CPU is its whole process's; written to {}",
+        "  lateness, baseline and loaded: p50/p99/p99.9/max in µs; wakeups per second \
+         (total/useless), n/c where a runtime counts none; an engine's CPU is its whole \
+         process's; written to {}",
         folder.join(timerbench_results::live::LIVE_FILE).display()
     );
     let failed: Vec<&LiveRecord> = records

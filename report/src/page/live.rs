@@ -152,6 +152,7 @@ fn table(records: &[&LiveRecord]) -> Markup {
                     th colspan="5" {}
                     th.sep colspan="4" { "lateness, µs" }
                     th.sep colspan="4" { "bare loop, µs" }
+                    th.sep { "loaded, µs" }
                     th.sep colspan="2" { "wakeups/s" }
                     th.sep colspan="2" {}
                     @if tcp { th.sep colspan="5" { "TCP connections" } }
@@ -164,6 +165,8 @@ fn table(records: &[&LiveRecord]) -> Markup {
                     th.num title="fired before their deadline" { "early" }
                     th.num.sep { "p50" } th.num { "p99" } th.num { "p99.9" } th.num { "max" }
                     th.num.sep { "p50" } th.num { "p99" } th.num { "p99.9" } th.num { "max" }
+                    th.num.sep title="the loaded baseline: the bare loop's waits while the same \
+                                      operations arrive, read and dropped" { "p99" }
                     th.num.sep { "all" } th.num title="no timer fired, no I/O" { "useless" }
                     th.num.sep title="the loop thread's CPU time per wall second" { "CPU ms/s" }
                     th.num title="wakeups per second with nothing pending" { "idle wakeups/s" }
@@ -199,6 +202,13 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
     };
     let [l50, l99, l999, lmax] = spread(lateness);
     let [b50, b99, b999, bmax] = spread(&record.baseline);
+    // None with --tcp, for an engine, and before live schema 5.
+    let loaded = record
+        .loaded_baseline
+        .as_ref()
+        .map_or("–".to_string(), |loaded| {
+            spread(&loaded.lateness)[1].clone()
+        });
     let phase = &record.workload_phase;
     // An engine's server counts no wakeups (`engine.wakeups_of` says so): not 0, none.
     // A lateness answer counts its worker's wake-ups but does not tell useless ones apart.
@@ -224,6 +234,7 @@ fn row(record: &LiveRecord, tcp: bool) -> Markup {
             td.num { (record.lateness.early) }
             td.num.sep { (l50) } td.num { (l99) } td.num { (l999) } td.num { (lmax) }
             td.num.sep { (b50) } td.num { (b99) } td.num { (b999) } td.num { (bmax) }
+            td.num.sep { (loaded) }
             td.num.sep { (wakeups(phase.wakeups_per_second)) }
             td.num { (useless) }
             td.num.sep { (format!("{:.2}", phase.cpu_ms_per_second)) }

@@ -38,7 +38,7 @@ fn live_record(implementation: &str, wait: &str, scale: u64, status: &str) -> Li
         3_481_599 * scale,
         3_500_000 * scale,
     );
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "schema": LIVE_SCHEMA, "started": "2026-11-26T09:15:56Z", "git_revision": "6a19c7d8c7",
         "host": "testhost", "kernel": "6.18.44", "clock_source": "tsc",
         "implementation": implementation, "precision": "exact",
@@ -60,6 +60,12 @@ fn live_record(implementation: &str, wait: &str, scale: u64, status: &str) -> Li
         "idle_phase": usage(if wait == "tick" { 100.0 } else { 0.0 }, 0.0, 0.11),
         "timerfd_rearms": 0, "missed_ticks": 0,
     });
+    // The pwait2 run has a loaded baseline; the tick ones stand for records without one.
+    if wait == "pwait2" {
+        json["loaded_baseline"] = serde_json::json!({
+            "lateness": spread(171, 95_000, 1_950_000, 2_900_000, 2_900_000), "arrivals": 157,
+        });
+    }
     serde_json::from_value(json).expect("a live record")
 }
 
@@ -208,8 +214,8 @@ fn the_live_section_shows_each_run_beside_its_bare_loop() {
     let section = section(&html, "live");
     assert!(section.contains("testhost") && section.contains("kernel 6.18.44"));
 
-    // Firings, early; lateness p50/p99/p99.9/max; the bare loop's; wakeups all/useless;
-    // CPU ms/s; idle wakeups/s: in µs, as the record's nanoseconds.
+    // Firings, early; lateness p50/p99/p99.9/max; the bare loop's; the loaded loop's p99;
+    // wakeups all/useless; CPU ms/s; idle wakeups/s: in µs, as the record's nanoseconds.
     let pwait2 = row(
         section,
         "data-structure=\"hierarchical-wheel\" data-wait=\"pwait2\"",
@@ -218,7 +224,7 @@ fn the_live_section_shows_each_run_beside_its_bare_loop() {
         numbers(pwait2),
         [
             "200", "0", "40.0", "1,021", "3,482", "3,500", "89.1", "1,912", "2,853", "2,853",
-            "262", "9.0", "6.02", "0.0"
+            "1,950", "262", "9.0", "6.02", "0.0"
         ]
     );
     assert!(pwait2.contains("<span class=\"badge verified\">verified</span>"));
@@ -231,8 +237,9 @@ fn the_live_section_shows_each_run_beside_its_bare_loop() {
         "the period with the wait"
     );
     assert_eq!(numbers(tick)[2..6], ["80.0", "2,042", "6,963", "7,000"]);
+    assert_eq!(numbers(tick)[10], "–", "a record with no loaded baseline");
     assert_eq!(
-        numbers(tick)[13],
+        numbers(tick)[14],
         "100",
         "a tick-driven loop wakes when idle"
     );

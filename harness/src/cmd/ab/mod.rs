@@ -26,7 +26,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_impls::Variant;
-use timerbench_results::ab::{AB_FILE, AbRecord, AbSolo};
+use timerbench_results::ab::{AB_FILE, AbRecord, AbSide, AbSolo};
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::suite::{LEVELS, SuiteFile};
 use timerbench_workloads::writer;
@@ -78,6 +78,14 @@ pub struct Args {
     /// The most rounds a cell may take, whatever --min-seconds asks.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(2..))]
     max_rounds: u32,
+    /// Pairs of processes per cell: the rounds (and --min-seconds, --max-rounds) are split
+    /// among this many pairs of children, started one pair after the other. Two processes
+    /// of one binary can differ by a few percent for their whole life (where their memory
+    /// landed), which one pair's rounds cannot show: several pairs sample that difference,
+    /// and the interval becomes a two-level bootstrap over the pairs and the rounds within
+    /// them (METHODOLOGY.md, *Process pairs*).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pairs: u32,
     /// The two CPUs, `FIRST,SECOND`.
     #[arg(long, default_value = "0,1", value_parser = parse_cores)]
     cores: [usize; 2],
@@ -236,24 +244,29 @@ fn duet_cell(
     timers: u64,
     seed: u64,
 ) -> anyhow::Result<AbRecord> {
-    let mut duet = Duet::start(sides, workload)?;
-    let until = Until {
-        rounds: args.rounds,
-        min_ns: args.min_seconds,
-        max_rounds: args.max_rounds.max(args.rounds),
-    };
-    let (a_ns, b_ns) = duet.rounds(until, args.cores)?;
-    let solo = if args.solo {
-        Some(duet.solo(a_ns.len() as u32, args.cores[0])?)
-    } else {
-        None
-    };
-    let [a, b] = duet.finish(a_ns.clone(), b_ns.clone())?;
-    let ratios: Vec<f64> = ratios(&a_ns, &b_ns);
+    let until = per_pair(args);
+    let mut solo = None;
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    let mut pair_sides: Vec<[AbSide; 2]> = Vec::new();
+    for pair in 0..args.pairs {
+        let mut duet = Duet::start(sides, workload)?;
+        let (a_ns, b_ns) = duet.rounds(until, args.cores)?;
+        if args.solo && pair == 0 {
+            solo = Some((
+                a_ns.clone(),
+                b_ns.clone(),
+                duet.solo(a_ns.len() as u32, args.cores[0])?,
+            ));
+        }
+        groups.push(ratios(&a_ns, &b_ns));
+        pair_sides.push(duet.finish(a_ns, b_ns)?);
+    }
+    let [a, b] = merge_pairs(pair_sides);
+    let ratios: Vec<f64> = groups.concat();
     let median_ratio = stats::median(&ratios);
-    let interval = stats::bootstrap_interval(&ratios, args.resamples, args.bootstrap_seed);
+    let interval = stats::bootstrap_interval_grouped(&groups, args.resamples, args.bootstrap_seed);
     let verdict = stats::verdict(interval, args.margin / 100.0);
-    let solo = solo.map(|(solo_a, solo_b)| solo_record(&a_ns, &b_ns, solo_a, solo_b));
+    let solo = solo.map(|(a_ns, b_ns, (solo_a, solo_b))| solo_record(&a_ns, &b_ns, solo_a, solo_b));
     Ok(AbRecord {
         workload: args.workload.clone(),
         timers,
@@ -268,10 +281,43 @@ fn duet_cell(
         margin: args.margin / 100.0,
         verdict: verdict.name().to_string(),
         change_percent: (median_ratio - 1.0) * 100.0,
+        pairs: (args.pairs > 1).then(|| groups.iter().map(|g| g.len() as u32).collect()),
         ratios,
         solo,
         written_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     })
+}
+
+/// What each pair of processes runs: its share of `--rounds` (even, so that each core
+/// serves each side equally often), of `--min-seconds` and of `--max-rounds`.
+fn per_pair(args: &Args) -> Until {
+    let share = |rounds: u32| rounds.div_ceil(args.pairs).next_multiple_of(2);
+    Until {
+        rounds: share(args.rounds),
+        min_ns: args.min_seconds / u64::from(args.pairs),
+        max_rounds: share(args.max_rounds.max(args.rounds)),
+    }
+}
+
+/// One record per side from the pairs' records: the first pair's, with every pair's
+/// times in order and the mean of the delays each pair injected (each calibrates its own).
+fn merge_pairs(pairs: Vec<[AbSide; 2]>) -> [AbSide; 2] {
+    let mut pairs = pairs.into_iter();
+    let mut merged = pairs.next().expect("at least one pair");
+    let mut delays = [merged[0].injected_delay_ns, merged[1].injected_delay_ns]
+        .map(|d| d.into_iter().collect::<Vec<u64>>());
+    for pair in pairs {
+        for (side, (into, delays)) in pair.into_iter().zip(merged.iter_mut().zip(&mut delays)) {
+            into.duet_ns.extend(side.duet_ns);
+            delays.extend(side.injected_delay_ns);
+        }
+    }
+    for (side, delays) in merged.iter_mut().zip(delays) {
+        if !delays.is_empty() {
+            side.injected_delay_ns = Some(delays.iter().sum::<u64>() / delays.len() as u64);
+        }
+    }
+    merged
 }
 
 /// The per-round ratios B/A.
@@ -304,8 +350,12 @@ fn summary_line(record: &AbRecord) -> String {
         "faster" => stats::Verdict::Faster,
         _ => stats::Verdict::NoChange,
     };
+    let pairs = match &record.pairs {
+        Some(pairs) => format!(" in {} pairs of processes", pairs.len()),
+        None => String::new(),
+    };
     let mut line = format!(
-        "{} {} ({} vs {}, {} rounds): {}",
+        "{} {} ({} vs {}, {} rounds{pairs}): {}",
         record.workload,
         record.timers,
         record.a.variant,

@@ -41,6 +41,37 @@ pub fn bootstrap_interval(ratios: &[f64], resamples: u32, seed: u64) -> [f64; 2]
     [percentile(&medians, 0.025), percentile(&medians, 0.975)]
 }
 
+/// The bootstrap 95% interval of the median of the pooled ratios of `groups` (one group
+/// per pair of processes), at two levels as Kalibera and Jones resample a hierarchy: each
+/// resample draws as many groups as there are, with replacement, then within each drawn
+/// group as many of its ratios, with replacement. A difference that holds for a pair's
+/// whole life then widens the interval as much as it moves the median. One group is
+/// [`bootstrap_interval`] itself.
+pub fn bootstrap_interval_grouped(groups: &[Vec<f64>], resamples: u32, seed: u64) -> [f64; 2] {
+    if groups.len() <= 1 {
+        return bootstrap_interval(groups.first().map_or(&[][..], |g| g), resamples, seed);
+    }
+    if groups.iter().any(|g| g.is_empty()) || resamples == 0 {
+        return [f64::NAN, f64::NAN];
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut resample = Vec::with_capacity(groups.iter().map(Vec::len).sum());
+    let mut medians: Vec<f64> = (0..resamples)
+        .map(|_| {
+            resample.clear();
+            for _ in 0..groups.len() {
+                let group = &groups[rng.random_range(0..groups.len())];
+                for _ in 0..group.len() {
+                    resample.push(group[rng.random_range(0..group.len())]);
+                }
+            }
+            median(&resample)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    [percentile(&medians, 0.025), percentile(&medians, 0.975)]
+}
+
 /// The `q` quantile of `sorted` (nearest rank).
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     let rank = (q * (sorted.len() - 1) as f64).round() as usize;
@@ -144,6 +175,24 @@ mod tests {
         assert_eq!(verdict([1.002, 1.008], 0.01), Verdict::NoChange);
         assert_eq!(verdict([1.002, 1.008], 0.0), Verdict::Slower);
         assert_eq!(verdict([1.002, 1.02], 0.01), Verdict::Slower);
+    }
+
+    #[test]
+    fn pairs_that_disagree_widen_the_interval_and_one_pair_is_the_plain_bootstrap() {
+        // Within each pair the rounds agree tightly; the pairs sit at 0.98 and 1.02.
+        let low = ratios(0.98, 40);
+        let high = ratios(1.02, 40);
+        let pooled = [low.clone(), high.clone()].concat();
+        let plain = bootstrap_interval(&pooled, 2000, 7);
+        let grouped = bootstrap_interval_grouped(&[low.clone(), high], 2000, 7);
+        // Pooled, the median moves only between the pairs' inner edges; by pairs, a
+        // resample can be all one pair, so the interval reaches both pairs' levels.
+        assert!(plain[0] > 0.982 && plain[1] < 1.018, "{plain:?}");
+        assert!(grouped[0] < 0.982 && grouped[1] > 1.018, "{grouped:?}");
+        assert_eq!(
+            bootstrap_interval_grouped(std::slice::from_ref(&low), 2000, 7),
+            bootstrap_interval(&low, 2000, 7)
+        );
     }
 
     #[test]
