@@ -67,6 +67,68 @@ fn two_variants_run_as_a_duet_and_write_their_record() {
 }
 
 #[test]
+fn pairs_of_processes_share_the_rounds_and_the_record_says_how() {
+    let Some(cores) = cores() else {
+        eprintln!("skipped: one CPU");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = timerbench(
+        &[
+            "ab",
+            "--workload",
+            "hold",
+            "--timers",
+            "200",
+            "--a",
+            "binary-heap",
+            "--rounds",
+            "5",
+            "--pairs",
+            "2",
+            "--resamples",
+            "200",
+            "--cores",
+            cores,
+            "--out",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_succeeded(&output);
+    // Five rounds in two pairs: three each, rounded up to an even four.
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("(binary-heap vs binary-heap, 8 rounds in 2 pairs of processes)"),
+        "{stdout}"
+    );
+    let written = std::fs::read_to_string(dir.path().join("out/ab.jsonl")).unwrap();
+    let record: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(record["pairs"], serde_json::json!([4, 4]));
+    assert_eq!(record["ratios"].as_array().unwrap().len(), 8);
+    assert_eq!(record["b"]["duet_ns"].as_array().unwrap().len(), 8);
+    assert_fails_with(
+        &timerbench(
+            &[
+                "ab",
+                "--workload",
+                "hold",
+                "--timers",
+                "100",
+                "--a",
+                "btree",
+                "--pairs",
+                "0",
+                "--out",
+                "o",
+            ],
+            dir.path(),
+        ),
+        "--pairs",
+    );
+}
+
+#[test]
 fn an_injected_slowdown_is_calibrated_on_b_only() {
     let Some(cores) = cores() else {
         return;

@@ -462,13 +462,13 @@ fn a_tcp_run_shows_its_connections_closes_and_both_processes_memory() {
         section,
         "data-structure=\"ring-buckets\" data-wait=\"pwait2\"",
     ));
-    assert_eq!(figures[14..], ["500", "118 of 120", "0", "12.0", "1.5"]);
+    assert_eq!(figures[15..], ["500", "118 of 120", "0", "12.0", "1.5"]);
     let figures = numbers(row(
         section,
         "data-structure=\"binary-heap\" data-wait=\"pwait2\"",
     ));
     assert_eq!(
-        figures[14..],
+        figures[15..],
         ["–", "–", "–", "–", "–"],
         "fed over the socket pair"
     );
@@ -509,11 +509,11 @@ fn an_engine_record_sits_beside_the_port_marked_as_an_engine() {
     );
     assert!(engine.contains("badge engine"), "{engine}");
     // Its useless wake-ups are not counted: a dash, not 0.
-    assert_eq!(numbers(engine)[11], "–");
+    assert_eq!(numbers(engine)[12], "–");
     let port = row(
         section,
         "data-structure=\"netty-wheel:tick=10\" data-wait=\"tick\"",
     );
     assert!(!port.contains("badge engine"), "{port}");
-    assert_eq!(numbers(port)[11], "9.0");
+    assert_eq!(numbers(port)[12], "9.0");
 }

@@ -34,11 +34,16 @@ pub(super) struct Duet {
 }
 
 impl Duet {
-    /// Starts both children on `workload` and waits until both verified.
-    pub fn start(specs: &[SideSpec; 2], workload: &Path) -> anyhow::Result<Self> {
-        let a = spawn("A", &specs[0], workload)?;
-        let b = spawn("B", &specs[1], workload)?;
-        let mut sides = [a, b];
+    /// Starts both children on `workload`, B's first when `b_first`, and waits until both
+    /// verified.
+    pub fn start(specs: &[SideSpec; 2], workload: &Path, b_first: bool) -> anyhow::Result<Self> {
+        let mut sides = if b_first {
+            let b = spawn("B", &specs[1], workload)?;
+            [spawn("A", &specs[0], workload)?, b]
+        } else {
+            let a = spawn("A", &specs[0], workload)?;
+            [a, spawn("B", &specs[1], workload)?]
+        };
         for side in &mut sides {
             side.wait_ready()?;
         }
@@ -49,6 +54,11 @@ impl Duet {
     /// both armed before either starts. At least `until.rounds` rounds, then on in pairs (so
     /// each core serves each side equally often) until each side has `until.min_ns` of timed
     /// replay, but never beyond `until.max_rounds`. Each side's times, one per round.
+    ///
+    /// The parent speaks to one child before the other (arm, go), and which one alternates
+    /// every two rounds, so that neither side is always the first to build its queue or to
+    /// start: A/A duets with A always first reported B slower in 86 of 144 (METHODOLOGY.md,
+    /// *Process pairs*).
     pub fn rounds(
         &mut self,
         until: Until,
@@ -58,15 +68,23 @@ impl Duet {
         let mut round = 0;
         while !until.reached(round, &a_ns, &b_ns) {
             let swap = round % 2 == 1;
-            let [a, b] = &mut self.sides;
-            a.send(&format!("arm {}", cores[usize::from(swap)]))?;
-            b.send(&format!("arm {}", cores[usize::from(!swap)]))?;
-            a.expect_armed()?;
-            b.expect_armed()?;
-            a.send("go")?;
-            b.send("go")?;
-            a_ns.push(a.read_ns()?);
-            b_ns.push(b.read_ns()?);
+            let core = [cores[usize::from(swap)], cores[usize::from(!swap)]];
+            let order = if (round / 2) % 2 == 0 { [0, 1] } else { [1, 0] };
+            for side in order {
+                self.sides[side].send(&format!("arm {}", core[side]))?;
+            }
+            for side in order {
+                self.sides[side].expect_armed()?;
+            }
+            for side in order {
+                self.sides[side].send("go")?;
+            }
+            let mut ns = [0; 2];
+            for side in order {
+                ns[side] = self.sides[side].read_ns()?;
+            }
+            a_ns.push(ns[0]);
+            b_ns.push(ns[1]);
             round += 1;
         }
         Ok((a_ns, b_ns))

@@ -249,7 +249,8 @@ fn duet_cell(
     let mut groups: Vec<Vec<f64>> = Vec::new();
     let mut pair_sides: Vec<[AbSide; 2]> = Vec::new();
     for pair in 0..args.pairs {
-        let mut duet = Duet::start(sides, workload)?;
+        // Which side's child starts first alternates from pair to pair.
+        let mut duet = Duet::start(sides, workload, pair % 2 == 1)?;
         let (a_ns, b_ns) = duet.rounds(until, args.cores)?;
         if args.solo && pair == 0 {
             solo = Some((
