@@ -37,14 +37,38 @@ pub fn run(
     // A little ahead, so that the first target is not already past when the loop starts.
     let origin = sys::now_ns() + 1_000_000;
     let mut waiter = Waiter::new(strategy, &epoll, origin, pwait2)?;
+    sleep_to(strategy, origin, targets, span_ns, |until| {
+        let woken = waiter
+            .wait(&epoll, until)
+            .map_err(|e| format!("the baseline's wait failed: {e}"))?;
+        // Nothing else is watched: every return is the wait's own.
+        Ok((woken.returned_ns, true))
+    })
+}
+
+/// The sleeps both baselines make, through `wait(until)` (the return time, and whether
+/// the wait's own timer ended it rather than input): to each of `targets` (offsets from
+/// `origin`, any order, duplicates once, those within `span_ns`), each return at or after
+/// its end noted against it; or, for `tick`, every period's return against its boundary
+/// until `span_ns`.
+fn sleep_to(
+    strategy: Strategy,
+    origin: u64,
+    targets: &[u64],
+    span_ns: u64,
+    mut wait: impl FnMut(Option<u64>) -> Result<(u64, bool), String>,
+) -> Result<Histogram<u64>, String> {
     let mut lateness = measure::histogram();
-    let failed = |e: std::io::Error| format!("the baseline's wait failed: {e}");
     if let Strategy::Tick { period_ns } = strategy {
         while sys::now_ns() < origin + span_ns {
-            let woken = waiter.wait(&epoll, None).map_err(failed)?;
-            let since = woken.returned_ns.saturating_sub(origin);
-            let boundary = origin + since / period_ns * period_ns;
-            measure::note(&mut lateness, woken.returned_ns - boundary);
+            let (returned, expired) = wait(None)?;
+            if expired {
+                let since = returned.saturating_sub(origin);
+                measure::note(
+                    &mut lateness,
+                    returned - (origin + since / period_ns * period_ns),
+                );
+            }
         }
         return Ok(lateness);
     }
@@ -54,9 +78,9 @@ pub fn run(
     for offset in ends {
         let end = origin + offset;
         let returned = loop {
-            let woken = waiter.wait(&epoll, Some(end)).map_err(failed)?;
-            if woken.returned_ns >= end {
-                break woken.returned_ns;
+            let (returned, _) = wait(Some(end))?;
+            if returned >= end {
+                break returned;
             }
         };
         measure::note(&mut lateness, returned - end);
@@ -150,34 +174,8 @@ impl LoadedLoop<'_> {
         targets: &[u64],
         span_ns: u64,
     ) -> Result<Loaded, String> {
-        let mut lateness = measure::histogram();
         sys::sleep_until(origin);
-        if let Strategy::Tick { period_ns } = strategy {
-            while sys::now_ns() < origin + span_ns {
-                let (returned, expired) = self.wait(None)?;
-                if expired {
-                    let since = returned.saturating_sub(origin);
-                    measure::note(
-                        &mut lateness,
-                        returned - (origin + since / period_ns * period_ns),
-                    );
-                }
-            }
-        } else {
-            let mut ends: Vec<u64> = targets.iter().copied().filter(|&t| t <= span_ns).collect();
-            ends.sort_unstable();
-            ends.dedup();
-            for offset in ends {
-                let end = origin + offset;
-                let returned = loop {
-                    let (returned, _) = self.wait(Some(end))?;
-                    if returned >= end {
-                        break returned;
-                    }
-                };
-                measure::note(&mut lateness, returned - end);
-            }
-        }
+        let lateness = sleep_to(strategy, origin, targets, span_ns, |until| self.wait(until))?;
         Ok(Loaded {
             lateness,
             arrivals: self.arrivals,
