@@ -13,6 +13,22 @@ fn cores() -> Option<&'static str> {
     (std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2).then_some("0,1")
 }
 
+/// Runs `timerbench ab --workload hold --cores CORES --out out EXTRA...` in `dir`: the
+/// set-up every duet below shares, its own flags in `extra`.
+fn duet(dir: &std::path::Path, cores: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["ab", "--workload", "hold", "--cores", cores, "--out", "out"];
+    args.extend_from_slice(extra);
+    timerbench(&args, dir)
+}
+
+/// The one record a duet wrote to `out/ab.jsonl` in `dir`.
+fn only_record(dir: &std::path::Path) -> Value {
+    let written = std::fs::read_to_string(dir.join("out/ab.jsonl")).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 1, "{written}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
 #[test]
 fn two_variants_run_as_a_duet_and_write_their_record() {
     let Some(cores) = cores() else {
@@ -20,11 +36,10 @@ fn two_variants_run_as_a_duet_and_write_their_record() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let output = timerbench(
+    let output = duet(
+        dir.path(),
+        cores,
         &[
-            "ab",
-            "--workload",
-            "hold",
             "--timers",
             "200",
             "--a",
@@ -36,12 +51,7 @@ fn two_variants_run_as_a_duet_and_write_their_record() {
             "--resamples",
             "200",
             "--solo",
-            "--cores",
-            cores,
-            "--out",
-            "out",
         ],
-        dir.path(),
     );
     assert_succeeded(&output);
     let stdout = text(&output.stdout);
@@ -50,10 +60,7 @@ fn two_variants_run_as_a_duet_and_write_their_record() {
         "{stdout}"
     );
     assert!(stdout.contains("beside its partner"), "{stdout}");
-    let written = std::fs::read_to_string(dir.path().join("out/ab.jsonl")).unwrap();
-    let lines: Vec<&str> = written.lines().collect();
-    assert_eq!(lines.len(), 1, "{written}");
-    let record: Value = serde_json::from_str(lines[0]).unwrap();
+    let record = only_record(dir.path());
     assert_eq!(record["ratios"].as_array().unwrap().len(), 4);
     assert_eq!(record["a"]["duet_ns"].as_array().unwrap().len(), 4);
     assert_eq!(record["solo"]["b_ns"].as_array().unwrap().len(), 4);
@@ -73,11 +80,10 @@ fn pairs_of_processes_share_the_rounds_and_the_record_says_how() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let output = timerbench(
+    let output = duet(
+        dir.path(),
+        cores,
         &[
-            "ab",
-            "--workload",
-            "hold",
             "--timers",
             "200",
             "--a",
@@ -88,12 +94,7 @@ fn pairs_of_processes_share_the_rounds_and_the_record_says_how() {
             "2",
             "--resamples",
             "200",
-            "--cores",
-            cores,
-            "--out",
-            "out",
         ],
-        dir.path(),
     );
     assert_succeeded(&output);
     // Five rounds in two pairs: three each, rounded up to an even four.
@@ -102,8 +103,7 @@ fn pairs_of_processes_share_the_rounds_and_the_record_says_how() {
         stdout.contains("(binary-heap vs binary-heap, 8 rounds in 2 pairs of processes)"),
         "{stdout}"
     );
-    let written = std::fs::read_to_string(dir.path().join("out/ab.jsonl")).unwrap();
-    let record: Value = serde_json::from_str(written.trim()).unwrap();
+    let record = only_record(dir.path());
     assert_eq!(record["pairs"], serde_json::json!([4, 4]));
     assert_eq!(record["ratios"].as_array().unwrap().len(), 8);
     assert_eq!(record["b"]["duet_ns"].as_array().unwrap().len(), 8);
@@ -134,11 +134,10 @@ fn an_injected_slowdown_is_calibrated_on_b_only() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let output = timerbench(
+    let output = duet(
+        dir.path(),
+        cores,
         &[
-            "ab",
-            "--workload",
-            "hold",
             "--timers",
             "100",
             "--a",
@@ -147,18 +146,12 @@ fn an_injected_slowdown_is_calibrated_on_b_only() {
             "2",
             "--resamples",
             "100",
-            "--cores",
-            cores,
             "--inject-b-slowdown",
             "50",
-            "--out",
-            ".",
         ],
-        dir.path(),
     );
     assert_succeeded(&output);
-    let written = std::fs::read_to_string(dir.path().join("ab.jsonl")).unwrap();
-    let record: Value = serde_json::from_str(written.trim()).unwrap();
+    let record = only_record(dir.path());
     assert!(record["a"].get("injected_delay_ns").is_none(), "{record}");
     assert!(
         record["b"]["injected_delay_ns"].as_u64().unwrap() > 0,
