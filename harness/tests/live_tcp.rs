@@ -110,6 +110,50 @@ fn a_scan_a_period_restamps_each_keepalive_and_closes_none_wrongly() {
     assert_eq!(record.firings, tcp.closed + tcp.rearmed);
 }
 
+/// Under a descriptor limit of 200 (both soft and hard, as a container's), 500
+/// connections: the epoll server cannot hold them, so `auto` takes the io_uring server
+/// with three rings of 200 slots, and the client spreads them over four worker threads
+/// of their own tables (136 each, 64 spare).
+#[test]
+fn past_the_descriptor_limit_the_ring_server_and_the_workers_hold_every_connection() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = TINY.to_vec();
+    args[3] = "500";
+    args.extend_from_slice(&["--param", "rate=1000", "--wait", "pwait2", "--out", "out"]);
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 200 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_timerbench"))
+        .args(&args)
+        .current_dir(folder.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "verified", "{:?}", record.reasons);
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert_eq!(tcp.io, "io_uring x3");
+    assert_eq!(tcp.connections, 500);
+    assert!(tcp.received > 0, "keepalives arrived");
+    assert_eq!(tcp.closed_wrongly, 0);
+    assert_eq!(tcp.closed_by_client, 0);
+    assert_eq!(tcp.closed + tcp.open_at_end, tcp.connections);
+    assert_eq!(record.firings, tcp.closed + tcp.rearmed);
+    assert_eq!(record.arrivals.applied, tcp.received);
+    // Asked for by name, the epoll server refuses the limit before anything runs.
+    let refused = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 200 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_timerbench"))
+        .args(&args[..args.len() - 2])
+        .args(["--tcp-io", "epoll", "--out", "refused"])
+        .current_dir(folder.path())
+        .output()
+        .unwrap();
+    assert_fails_with(&refused, "open descriptors, but the hard limit is");
+    assert!(!folder.path().join("refused").exists());
+}
+
 #[test]
 fn a_port_taken_is_one_message() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -149,9 +193,23 @@ fn bad_tcp_flags_and_limits_are_one_message_before_anything_runs() {
         folder.path(),
     );
     assert_fails_with(&hold, "the TCP mode replays the keepalive family");
-    // More descriptors than the kernel allows any process (fs.nr_open): refused at once.
+    // More descriptors than the kernel allows any process (fs.nr_open), and more rings
+    // than the io_uring server makes: refused at once, with both reasons.
     let huge = timerbench_in(&["live", "--tcp", "--timers", "2000000000"], folder.path());
     assert_fails_with(&huge, "open descriptors, but the hard limit is");
+    assert_fails_with(&huge, "rings of");
+    let epoll = timerbench_in(
+        &[
+            "live",
+            "--tcp",
+            "--timers",
+            "2000000000",
+            "--tcp-io",
+            "epoll",
+        ],
+        folder.path(),
+    );
+    assert_fails_with(&epoll, "open descriptors, but the hard limit is");
     let file = timerbench_in(&["live", "--tcp", "--file", "w.tw"], folder.path());
     assert_fails_with(&file, "--file");
     assert!(!folder.path().join("results").exists());

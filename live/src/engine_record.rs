@@ -437,6 +437,7 @@ mod tests {
                 port: 0,
                 ramp_ns: 0,
                 baseline_limit_ns: 0,
+                io: crate::tcp_server::TcpIo::Epoll,
             },
             workload: "keepalive-2".into(),
             peak_pending: 2,

@@ -33,6 +33,8 @@ pub mod record;
 pub mod schedule;
 pub mod sys;
 pub mod tcp_client;
+pub mod tcp_peer;
+pub mod tcp_ring;
 pub mod tcp_server;
 pub mod verify;
 pub mod wait;
@@ -42,7 +44,7 @@ use schedule::Schedule;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tcp_server::{TcpConfig, TcpOutcome, TcpServer};
+use tcp_server::{AnyServer, Server, TcpConfig, TcpIo, TcpOutcome};
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use wait::{Strategy, Waiter};
 
@@ -132,8 +134,12 @@ pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
 /// Checks, before any run, what can be refused: the policy (in a throwaway thread, so
 /// this one keeps its own), the pins, the slack and the descriptor limit.
 pub fn preflight(config: &Config) -> Result<(), String> {
-    let connections = config.tcp.as_ref().map_or(0, |_| config.peak_pending);
-    knobs::ensure_descriptors(DESCRIPTORS_NEEDED + connections)?;
+    if let Some(TcpConfig {
+        io: TcpIo::Epoll, ..
+    }) = &config.tcp
+    {
+        knobs::ensure_descriptors(DESCRIPTORS_NEEDED + config.peak_pending)?;
+    }
     if config.slack_ns == Some(0) {
         return Err(
             "--slack 0: the kernel reads 0 as \"reset to the default\"; the least \
@@ -185,7 +191,7 @@ impl QueueVisitor for LoopThread {
         // Started before the knobs, so that the client inherits neither the loop's pin
         // nor its policy.
         let server = match &config.tcp {
-            Some(tcp) => Some(TcpServer::start(
+            Some(tcp) => Some(tcp_server::start(
                 tcp,
                 schedule.clone(),
                 config.tick_ns,
@@ -204,18 +210,13 @@ impl QueueVisitor for LoopThread {
         let end_tick = schedule.end_tick.min(limit_tick);
         let count = schedule.arrivals_before(end_tick + u64::from(cut_at_tick.is_none()));
         let queue: Q = variant.build(config.peak_pending as usize);
+        let ramp_ns = config.tcp.as_ref().map_or(0, |tcp| tcp.ramp_ns);
         let (outcome, tcp, rearms) = match server {
-            Some(server) => {
-                let tcp = config.tcp.as_ref().expect("a server has its config");
-                serve_tcp(
-                    queue,
-                    &config,
-                    &schedule,
-                    server,
-                    &epoll,
-                    tcp.ramp_ns,
-                    end_tick,
-                )?
+            Some(AnyServer::Epoll(server)) => {
+                serve_tcp(queue, &config, &schedule, server, &epoll, ramp_ns, end_tick)?
+            }
+            Some(AnyServer::Ring(server)) => {
+                serve_tcp(queue, &config, &schedule, server, &epoll, ramp_ns, end_tick)?
             }
             None => feed_socket(queue, &config, &schedule, &epoll, count, end_tick)?,
         };
@@ -329,11 +330,11 @@ fn feed_socket<Q: TimerQueue<u64>>(
 }
 
 /// The loop serving the client process's connections: the ramp, then the workload.
-fn serve_tcp<Q: TimerQueue<u64>>(
+fn serve_tcp<Q: TimerQueue<u64>, S: Server>(
     queue: Q,
     config: &Config,
     schedule: &Schedule,
-    mut server: TcpServer,
+    mut server: S,
     epoll: &sys::Epoll,
     ramp_ns: u64,
     end_tick: u64,

@@ -200,5 +200,6 @@ pub(crate) fn figures_of(
         server_peak_rss_bytes,
         client_peak_rss_bytes: tcp.client_peak_rss_bytes,
         client_exit: tcp.client_exit.clone(),
+        io: tcp.io.clone(),
     }
 }

@@ -15,31 +15,58 @@
 //! window, or a period for `tick` if longer) and the baseline's p99.9 after the deadline, and
 //! **wrong** when the connection had sent a keepalive within the timeout: the close came
 //! before the tick of its last send (on the client's clock, the same CLOCK_MONOTONIC)
-//! plus the timeout, or before its fill deadline.
+//! plus the timeout, or before its fill deadline ([`crate::tcp_peer`] keeps that count).
+//!
+//! Two servers hold the connections: this file's, a descriptor each watched by the loop's
+//! epoll, and [`crate::tcp_ring`]'s, io_uring's registered files, for more connections
+//! than the descriptor limit allows ([`TcpIo`]). [`Server`] is what the loop asks of both.
 
 use crate::event_loop::{Input, Received};
 use crate::net;
-use crate::schedule::{Arrival, Schedule};
+use crate::schedule::Schedule;
 use crate::sys::{self, Epoll};
-use crate::tcp_client::{self, HELLO, RECORD_BYTES};
+use crate::tcp_client::RECORD_BYTES;
+use crate::tcp_peer::Peer;
+use crate::tcp_ring::RingServer;
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 
+pub use crate::tcp_peer::live_until_ns;
+
 /// The epoll token of the client's stdout.
-const CONTROL_TOKEN: u64 = 2;
+pub const CONTROL_TOKEN: u64 = 2;
 /// The epoll token of the listener.
 const LISTENER_TOKEN: u64 = 3;
 /// A connection's token is this plus its descriptor.
 const CONNECTION_BASE: u64 = 16;
 /// The most bytes read from one connection in one pass.
 const CONNECTION_BUDGET: usize = 4096;
-/// How long the client has to exit once the server is done, before it is killed.
-const CLIENT_EXIT_NS: u64 = 5_000_000_000;
+
+/// How the server holds its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpIo {
+    /// A descriptor per connection, watched by the loop's epoll, read and closed by
+    /// system calls: the ordinary server. Needs a descriptor limit above the connections.
+    Epoll,
+    /// io_uring's registered files, `rings` rings of `slots` each: each ring's table is
+    /// bounded by the descriptor limit separately, so this holds more connections than
+    /// the limit. The loop's epoll watches the rings.
+    Ring { rings: u32, slots: u32 },
+}
+
+impl TcpIo {
+    /// Its name in records and tables.
+    pub fn name(self) -> String {
+        match self {
+            TcpIo::Epoll => "epoll".into(),
+            TcpIo::Ring { rings, .. } => format!("io_uring x{rings}"),
+        }
+    }
+}
 
 /// What the TCP mode is told.
 #[derive(Debug, Clone)]
@@ -54,8 +81,9 @@ pub struct TcpConfig {
     pub ramp_ns: u64,
     /// The longest the baseline may last.
     pub baseline_limit_ns: u64,
+    /// How the server holds its connections.
+    pub io: TcpIo,
 }
-
 /// What the TCP side of a run counted.
 #[derive(Debug, Clone, Default)]
 pub struct TcpOutcome {
@@ -87,120 +115,86 @@ pub struct TcpOutcome {
     pub client_peak_rss_bytes: u64,
     /// How the client process ended, in words, when not with status 0.
     pub client_exit: Option<String>,
+    /// How the server held the connections ([`TcpIo::name`]).
+    pub io: String,
 }
 
-/// The server's side of the TCP mode. See the module documentation.
-pub struct TcpServer {
+/// What the loop asks of a TCP server besides its input.
+pub trait Server: Input {
+    /// Accepts every connection and reads its hello, within `ramp_ns`.
+    fn ramp(&mut self, epoll: &Epoll, ramp_ns: u64) -> Result<(), String>;
+    /// Tells the client tick 0 and the tick to stop at.
+    fn begin(&mut self, origin_ns: u64, end_tick: u64) -> Result<(), String>;
+    /// Lets the client go and gives the counts.
+    fn finish(self) -> TcpOutcome;
+}
+
+/// Either server, as `config.io` says.
+pub enum AnyServer {
+    Epoll(TcpServer),
+    Ring(RingServer),
+}
+
+/// Listens on the configured port (`--port` taken is named).
+fn listen(config: &TcpConfig) -> Result<(TcpListener, u16), String> {
+    let listener = net::listen(config.port).map_err(|e| {
+        format!(
+            "cannot listen on {}:{} ({e}); choose another --port, or 0 for any free one",
+            net::SERVER_ADDRESS,
+            config.port
+        )
+    })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("the listener's address: {e}"))?
+        .port();
+    Ok((listener, port))
+}
+
+/// Listens, starts the client (pinned to `client_cpu` if given) and hands it the
+/// schedule's messages; the server holds its connections as `config.io` says.
+pub fn start(
+    config: &TcpConfig,
     schedule: Arc<Schedule>,
     tick_ns: u64,
-    origin_ns: u64,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    control: ChildStdout,
-    control_text: Vec<u8>,
+    client_cpu: Option<usize>,
+) -> Result<AnyServer, String> {
+    let (listener, port) = listen(config)?;
+    // The rings are made before the client starts, so that a kernel that refuses them
+    // stops the run before any connection is opened.
+    let rings = match config.io {
+        TcpIo::Epoll => None,
+        TcpIo::Ring { rings, slots } => Some(crate::tcp_ring::Rings::new(rings, slots)?),
+    };
+    let mut peer = Peer::start(config, schedule, tick_ns, client_cpu, port)?;
+    peer.outcome.io = config.io.name();
+    Ok(match rings {
+        None => AnyServer::Epoll(TcpServer {
+            peer,
+            listener: Some(listener),
+            connections: Vec::new(),
+            slot_of_fd: HashMap::new(),
+            unidentified: HashMap::new(),
+            partial: HashMap::new(),
+        }),
+        Some(rings) => AnyServer::Ring(RingServer::new(peer, listener, rings)),
+    })
+}
+
+/// The epoll server: a descriptor per connection. See the module documentation.
+pub struct TcpServer {
+    peer: Peer,
     listener: Option<TcpListener>,
     connections: Vec<Option<TcpStream>>,
     slot_of_fd: HashMap<RawFd, u32>,
     unidentified: HashMap<RawFd, TcpStream>,
     partial: HashMap<RawFd, Vec<u8>>,
-    /// Per connection: the earliest wall time at which closing it is right.
-    live_until_ns: Vec<u64>,
-    /// Whether the client said `done`.
-    done: bool,
-    /// Whether the server stopped the client before its end (the workload phase was cut).
-    stopped: bool,
-    outcome: TcpOutcome,
 }
 
-fn control_fd(control: &ChildStdout) -> RawFd {
-    control.as_raw_fd()
-}
-
-impl TcpServer {
-    /// Listens, starts the client (pinned to `client_cpu` if given) and hands it the
-    /// schedule's messages.
-    pub fn start(
-        config: &TcpConfig,
-        schedule: Arc<Schedule>,
-        tick_ns: u64,
-        client_cpu: Option<usize>,
-    ) -> Result<TcpServer, String> {
-        let messages = tcp_client::messages(&schedule)?;
-        let listener = net::listen(config.port).map_err(|e| {
-            format!(
-                "cannot listen on {}:{} ({e}); choose another --port, or 0 for any free one",
-                net::SERVER_ADDRESS,
-                config.port
-            )
-        })?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| format!("the listener's address: {e}"))?
-            .port();
-        let connections = schedule.slots as u64;
-        let sources = net::sources_for(connections);
-        let (program, leading) = config
-            .client
-            .split_first()
-            .ok_or("no client program given")?;
-        let mut command = Command::new(program);
-        command.args(leading).args([
-            "--port".to_string(),
-            port.to_string(),
-            "--connections".into(),
-            connections.to_string(),
-            "--sources".into(),
-            sources.to_string(),
-            "--tick-ns".into(),
-            tick_ns.to_string(),
-        ]);
-        if let Some(cpu) = client_cpu {
-            command.args(["--cpu".to_string(), cpu.to_string()]);
-        }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start the TCP client process ({}): {e}",
-                    program.to_string_lossy()
-                )
-            })?;
-        let mut stdin = child.stdin.take().expect("stdin was piped");
-        let control = child.stdout.take().expect("stdout was piped");
-        let mut server = TcpServer {
-            live_until_ns: vec![0; schedule.slots],
-            connections: (0..schedule.slots).map(|_| None).collect(),
-            schedule,
-            tick_ns,
-            origin_ns: 0,
-            child,
-            stdin: None,
-            control,
-            control_text: Vec::new(),
-            listener: Some(listener),
-            slot_of_fd: HashMap::new(),
-            unidentified: HashMap::new(),
-            partial: HashMap::new(),
-            done: false,
-            stopped: false,
-            outcome: TcpOutcome {
-                connections,
-                sources,
-                ..TcpOutcome::default()
-            },
-        };
-        if let Err(e) = tcp_client::write_messages(&mut stdin, &messages) {
-            return Err(server.died(&format!("before it read its schedule ({e})")));
-        }
-        server.stdin = Some(stdin);
-        Ok(server)
-    }
-
-    /// Accepts every connection and reads its hello, within `ramp_ns`.
-    pub fn ramp(&mut self, epoll: &Epoll, ramp_ns: u64) -> Result<(), String> {
+impl Server for TcpServer {
+    fn ramp(&mut self, epoll: &Epoll, ramp_ns: u64) -> Result<(), String> {
         let failed = |e: io::Error| format!("the ramp: {e}");
+        self.connections = (0..self.peer.outcome.connections).map(|_| None).collect();
         let listener = self
             .listener
             .as_ref()
@@ -209,19 +203,16 @@ impl TcpServer {
         epoll
             .add(listener.as_raw_fd(), LISTENER_TOKEN)
             .map_err(failed)?;
-        let control = control_fd(&self.control);
-        sys::set_nonblocking(control).map_err(failed)?;
+        let control = self.peer.control_fd().map_err(failed)?;
         epoll.add(control, CONTROL_TOKEN).map_err(failed)?;
         let started = sys::now_ns();
         let mut events = vec![sys::empty_event(); 256];
-        while (self.slot_of_fd.len() as u64) < self.outcome.connections {
+        while (self.slot_of_fd.len() as u64) < self.peer.outcome.connections {
             if sys::now_ns() > started + ramp_ns {
-                return Err(format!(
-                    "the client opened {} of {} connections within --ramp {} s; raise --ramp, \
-                     or use fewer --connections",
-                    self.slot_of_fd.len(),
-                    self.outcome.connections,
-                    ramp_ns / sys::NANOS_PER_SECOND
+                return Err(ramp_too_long(
+                    self.slot_of_fd.len() as u64,
+                    self.peer.outcome.connections,
+                    ramp_ns,
                 ));
             }
             let ready = match epoll.wait_ms(&mut events, 100) {
@@ -233,7 +224,7 @@ impl TcpServer {
                 match token {
                     LISTENER_TOKEN => self.accept_all(epoll).map_err(failed)?,
                     CONTROL_TOKEN => {
-                        if let Some(Received::Cut(why)) = self.read_control()? {
+                        if let Some(Received::Cut(why)) = self.peer.read_control()? {
                             return Err(why);
                         }
                     }
@@ -241,73 +232,32 @@ impl TcpServer {
                 }
             }
         }
-        self.outcome.ramp_ns = sys::now_ns() - started;
+        self.peer.outcome.ramp_ns = sys::now_ns() - started;
         if let Some(listener) = self.listener.take() {
             epoll.delete(listener.as_raw_fd()).map_err(failed)?;
         }
         Ok(())
     }
 
-    /// Tells the client tick 0 (`origin_ns`) and the tick to stop at; arms each
-    /// connection's fill deadline as the earliest right close.
-    pub fn begin(&mut self, origin_ns: u64, end_tick: u64) -> Result<(), String> {
-        self.origin_ns = origin_ns;
-        for &(slot, delay) in &self.schedule.fill {
-            self.live_until_ns[slot as usize] = origin_ns + delay * self.tick_ns;
-        }
-        let mut words = origin_ns.to_le_bytes().to_vec();
-        words.extend_from_slice(&end_tick.to_le_bytes());
-        let stdin = self.stdin.as_mut().expect("the client's stdin is open");
-        if let Err(e) = stdin.write_all(&words).and_then(|()| stdin.flush()) {
-            return Err(self.died(&format!("before tick 0 ({e})")));
-        }
-        Ok(())
+    fn begin(&mut self, origin_ns: u64, end_tick: u64) -> Result<(), String> {
+        self.peer.begin(origin_ns, end_tick)
     }
 
-    /// Closes the client's stdin (it exits), waits for it (killing it after a while) and
-    /// gives the counts.
-    pub fn finish(mut self) -> TcpOutcome {
-        self.stdin = None;
-        let until = sys::now_ns() + CLIENT_EXIT_NS;
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if sys::now_ns() < until => {
-                    std::thread::sleep(std::time::Duration::from_millis(20))
-                }
-                _ => {
-                    let _ = self.child.kill();
-                    break self.child.wait().ok();
-                }
-            }
-        };
-        if self.outcome.client_exit.is_none() && !self.stopped {
-            self.outcome.client_exit = match status {
-                Some(status) if status.success() => None,
-                Some(status) => Some(format!("the TCP client process ended with {status}")),
-                None => Some("the TCP client process could not be waited for".into()),
-            };
-        }
-        std::mem::take(&mut self.outcome)
+    fn finish(mut self) -> TcpOutcome {
+        self.peer.finish()
     }
+}
 
-    /// The message for a client that died `when`, with its exit status.
-    fn died(&mut self, when: &str) -> String {
-        let until = sys::now_ns() + 1_000_000_000;
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break status.to_string(),
-                Ok(None) if sys::now_ns() < until => {
-                    std::thread::sleep(std::time::Duration::from_millis(10))
-                }
-                _ => break "no exit status yet".to_string(),
-            }
-        };
-        let message = format!("the TCP client process died {when}: {status}");
-        self.outcome.client_exit = Some(message.clone());
-        message
-    }
+/// The message for a ramp that took longer than `ramp_ns`.
+pub fn ramp_too_long(identified: u64, connections: u64, ramp_ns: u64) -> String {
+    format!(
+        "the client opened {identified} of {connections} connections within --ramp {} s; \
+         raise --ramp, or use fewer --connections",
+        ramp_ns / sys::NANOS_PER_SECOND
+    )
+}
 
+impl TcpServer {
     fn accept_all(&mut self, epoll: &Epoll) -> io::Result<()> {
         let listener = self.listener.as_ref().expect("listening during the ramp");
         while let Some(stream) = net::accept(listener)? {
@@ -324,8 +274,8 @@ impl TcpServer {
             return Ok(());
         };
         let mut bytes = [0u8; RECORD_BYTES];
-        let word = match stream.read(&mut bytes) {
-            Ok(RECORD_BYTES) => u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
+        match stream.read(&mut bytes) {
+            Ok(RECORD_BYTES) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.unidentified.insert(fd, stream);
                 return Ok(());
@@ -337,55 +287,10 @@ impl TcpServer {
             }
             Err(e) => return Err(format!("reading a connection's hello: {e}")),
         };
-        let index = word & !HELLO;
-        if word & HELLO == 0 || index >= self.outcome.connections {
-            return Err(format!(
-                "a connection's first record is {word:#x}, not a hello of one of {} connections",
-                self.outcome.connections
-            ));
-        }
-        self.slot_of_fd.insert(fd, index as u32);
+        let index = self.peer.hello(&bytes)?;
+        self.slot_of_fd.insert(fd, index);
         self.connections[index as usize] = Some(stream);
         Ok(())
-    }
-
-    /// Reads the client's lines: `done` is the end, `error:` or its death a cut.
-    fn read_control(&mut self) -> Result<Option<Received>, String> {
-        let mut chunk = [0u8; 1024];
-        loop {
-            match self.control.read(&mut chunk) {
-                Ok(0) => {
-                    let why = self.died("(it closed its output)");
-                    return Ok(Some(Received::Cut(why)));
-                }
-                Ok(count) => self.control_text.extend_from_slice(&chunk[..count]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("reading the TCP client's output: {e}")),
-            }
-            while let Some(end) = self.control_text.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.control_text.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line).trim().to_string();
-                if let Some(why) = line.strip_prefix("error: ") {
-                    let why = format!("the TCP client failed: {why}");
-                    self.outcome.client_exit = Some(why.clone());
-                    return Ok(Some(Received::Cut(why)));
-                }
-                if let Some(counts) = line.strip_prefix("done ") {
-                    let words: Vec<u64> = counts
-                        .split_whitespace()
-                        .filter_map(|w| w.parse().ok())
-                        .collect();
-                    self.done = true;
-                    if let [sent, refused, rss] = words[..] {
-                        self.outcome.client_sent = sent;
-                        self.outcome.client_refused = refused;
-                        self.outcome.client_peak_rss_bytes = rss;
-                    }
-                    return Ok(Some(Received::End));
-                }
-            }
-        }
     }
 
     /// Reads what connection `slot` holds (within the budget) into `into`; closes it on
@@ -407,58 +312,19 @@ impl TcpServer {
             Err(_) => closed = true,
         }
         let whole = bytes.len() / RECORD_BYTES * RECORD_BYTES;
-        let mut read = 0;
-        for record in bytes[..whole].chunks_exact(RECORD_BYTES) {
-            let index = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
-            let sent_ns = u64::from_le_bytes(record[8..].try_into().expect("8 bytes"));
-            let delay =
-                match self
-                    .schedule
-                    .arrivals
-                    .get(index as usize)
-                    .map(|t| t.arrival)
-                {
-                    Some(
-                        Arrival::Start { slot: s, delay } | Arrival::Restart { slot: s, delay },
-                    ) if s == slot => delay,
-                    _ => {
-                        into.push(Received::Cut(format!(
-                            "connection {slot} sent a record for operation {index}, not one of \
-                         its keepalives (a protocol error)"
-                        )));
-                        return Ok(read);
-                    }
-                };
-            let until = live_until_ns(self.origin_ns, self.tick_ns, sent_ns, delay);
-            let live_until = &mut self.live_until_ns[slot as usize];
-            *live_until = (*live_until).max(until);
-            into.push(Received::Arrival(index as usize));
-            read += 1;
-        }
+        let read = self.peer.keepalives(slot, &bytes[..whole], into)?;
         if whole < bytes.len() {
             self.partial.insert(fd, bytes[whole..].to_vec());
         }
-        self.outcome.received += read;
         if closed {
             self.connections[slot as usize] = None;
             self.slot_of_fd.remove(&fd);
             self.partial.remove(&fd);
-            self.outcome.closed_by_client += 1;
+            self.peer.outcome.closed_by_client += 1;
         }
         Ok(read)
     }
-}
 
-/// The earliest wall time at which closing a connection is right after a keepalive sent at
-/// `sent_ns` (the client's clock) with a timeout of `delay` ticks: the tick of its sending
-/// plus the timeout. Counted from the send, not the read, so that a server that reads late
-/// still may not close early.
-pub fn live_until_ns(origin_ns: u64, tick_ns: u64, sent_ns: u64, delay: u64) -> u64 {
-    let sent_tick = sent_ns.saturating_sub(origin_ns) / tick_ns;
-    origin_ns + (sent_tick + delay) * tick_ns
-}
-
-impl TcpServer {
     /// Reads the connection of epoll `token`, if it is still open.
     fn read_connection(&mut self, token: u64, into: &mut Vec<Received>) {
         let fd = (token - CONNECTION_BASE) as RawFd;
@@ -483,7 +349,7 @@ impl Input for TcpServer {
         if !ready.contains(&CONTROL_TOKEN) {
             return Ok(());
         }
-        match self.read_control() {
+        match self.peer.read_control() {
             Ok(Some(Received::End)) => {
                 // The client wrote its last keepalives before `done`: read every one
                 // still waiting (epoll knows which connections hold some), then end.
@@ -514,7 +380,7 @@ impl Input for TcpServer {
         match self.drain(slot, into) {
             Ok(0) => {}
             Ok(_) => {
-                self.outcome.rearmed += 1;
+                self.peer.outcome.rearmed += 1;
                 return;
             }
             Err(why) => return into.push(Received::Cut(why)),
@@ -524,39 +390,17 @@ impl Input for TcpServer {
         };
         self.slot_of_fd.remove(&stream.as_raw_fd());
         drop(stream);
-        let closed_ns = sys::now_ns();
-        self.outcome
-            .close_lateness
-            .push(closed_ns.saturating_sub(deadline_ns));
-        self.outcome.closed += 1;
-        if closed_ns < self.live_until_ns[slot as usize] {
-            self.outcome.closed_wrongly += 1;
-        }
+        self.peer.closed(slot, deadline_ns);
     }
 
     fn unwatch(&mut self, epoll: &Epoll) -> io::Result<()> {
         for connection in &mut self.connections {
             if connection.take().is_some() {
-                self.outcome.open_at_end += 1;
+                self.peer.outcome.open_at_end += 1;
             }
         }
         self.slot_of_fd.clear();
-        if !self.done {
-            // The workload phase was cut (too dense, or by its limit): the client would
-            // send on to its last tick for nobody.
-            let _ = self.child.kill();
-            self.stopped = true;
-        }
-        epoll.delete(control_fd(&self.control))
-    }
-}
-
-impl Drop for TcpServer {
-    /// A run that failed half-way leaves no client behind.
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.peer.stop_unless_done();
+        epoll.delete(self.peer.control_fd()?)
     }
 }

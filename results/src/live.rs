@@ -142,6 +142,10 @@ pub struct TcpFigures {
     pub client_peak_rss_bytes: u64,
     /// How the client process ended, when not cleanly.
     pub client_exit: Option<String>,
+    /// How the server held its connections: `epoll`, or `io_uring xN` (N rings of
+    /// registered files); empty in records from before it was recorded (epoll).
+    #[serde(default)]
+    pub io: String,
 }
 
 /// One live run: one implementation, one wait strategy, one workload.

@@ -11,6 +11,7 @@ use timerbench_impls::Variant;
 use timerbench_live::knobs::Policy;
 use timerbench_live::record::{self, Machine};
 use timerbench_live::schedule::Schedule;
+use timerbench_live::tcp_server::TcpIo;
 use timerbench_live::wait::Strategy;
 use timerbench_live::{Config, natural_period_ns, sys};
 use timerbench_results::live::{LiveRecord, append_live};
@@ -118,6 +119,13 @@ pub struct Args {
     /// The longest the client may take to open every connection, with --tcp.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     ramp: u64,
+    /// How the --tcp server holds its connections: `epoll` (a descriptor each, watched
+    /// by the loop's epoll), `io-uring` (io_uring's registered files, in rings the loop's
+    /// epoll watches: for more connections than the descriptor limit allows), or `auto`
+    /// (epoll where the descriptor limit can be raised above the connections, else
+    /// io-uring). Records say which ran (docs/live.md, *Past the descriptor limit*).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "epoll", "io-uring"])]
+    tcp_io: String,
     /// Run every structure × wait strategy this many times, interleaved (each once, then
     /// each again), and print each one's median and range over the runs: its p99 against
     /// its own baseline's, and its CPU per second with the spread (docs/live.md,
@@ -319,7 +327,15 @@ fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Re
         sys::available_cpus().into_iter().find(|&c| c != loop_cpu)
     });
     let tcp = match args.tcp {
-        true => Some(live_tcp::config(args.port, args.ramp)?),
+        true => {
+            let io = timerbench_live::tcp_ring::plan(
+                program.peak_pending,
+                timerbench_live::DESCRIPTORS_NEEDED,
+                &args.tcp_io,
+            )
+            .map_err(|e| anyhow!(e))?;
+            Some(live_tcp::config(args.port, args.ramp, io)?)
+        }
         false => None,
     };
     Ok(Config {
@@ -358,8 +374,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         // Before the workload is generated: a limit that cannot be raised is refused at once.
         let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
-        timerbench_live::knobs::ensure_descriptors(
-            connections + timerbench_live::DESCRIPTORS_NEEDED,
+        timerbench_live::tcp_ring::plan(
+            connections,
+            timerbench_live::DESCRIPTORS_NEEDED,
+            &args.tcp_io,
         )
         .map_err(|e| anyhow!(e))?;
     }
@@ -454,9 +472,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(tcp) = live_tcp::table(&records) {
         println!("{}", tcp.render("  "));
         println!(
-            "  TCP: keepalives the client sent / the server read; closes on time (within the \
-             declared lateness plus the baseline's p99.9) and wrongly (a keepalive sent \
-             within the timeout); peak RSS of the server and the client"
+            "  TCP: server: how it held the connections (epoll, or io_uring xN rings of \
+             registered files); keepalives the client sent / the server read; closes on \
+             time (within the declared lateness plus the baseline's p99.9) and wrongly (a \
+             keepalive sent within the timeout); peak RSS of the server and the client"
         );
     }
     println!(
@@ -531,7 +550,8 @@ fn engine_base(
     Ok(timerbench_live::engine_server::EngineConfig {
         name: String::new(),
         server: Vec::new(),
-        tcp: live_tcp::config(args.port, args.ramp)?,
+        // The engine's server holds its own connections, a descriptor each.
+        tcp: live_tcp::config(args.port, args.ramp, TcpIo::Epoll)?,
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },

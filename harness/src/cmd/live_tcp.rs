@@ -14,7 +14,7 @@ use timerbench_live::engine_server::{self, EngineConfig};
 use timerbench_live::record::Machine;
 use timerbench_live::schedule::Schedule;
 use timerbench_live::tcp_client::{self, ClientArgs};
-use timerbench_live::tcp_server::TcpConfig;
+use timerbench_live::tcp_server::{TcpConfig, TcpIo};
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
 
@@ -94,8 +94,9 @@ pub fn client_command() -> anyhow::Result<Vec<OsString>> {
 }
 
 /// The TCP mode's configuration.
-pub fn config(port: u16, ramp_ns: u64) -> anyhow::Result<TcpConfig> {
+pub fn config(port: u16, ramp_ns: u64, io: TcpIo) -> anyhow::Result<TcpConfig> {
     Ok(TcpConfig {
+        io,
         client: client_command()?,
         port,
         ramp_ns,
@@ -192,6 +193,7 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
     let mut table = Table::new(&[
         "implementation",
         "wait",
+        "server",
         ">connections",
         ">ramp s",
         ">keepalives sent/read",
@@ -211,6 +213,10 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
         table.row(vec![
             r.implementation.clone(),
             r.wait.clone(),
+            match tcp.io.as_str() {
+                "" => "epoll".to_string(),
+                io => io.to_string(),
+            },
             tcp.connections.to_string(),
             format!("{:.1}", tcp.ramp_ns as f64 / 1e9),
             format!("{}/{}", tcp.client_sent, tcp.received),
