@@ -82,7 +82,7 @@ impl Shape for BinaryShape {
     const ROOT: usize = 0;
     const SLOT_BYTES: usize = std::mem::size_of::<HeapSlot>();
     /// The firing loop stays inside `advance`: with it out of line, this heap's timed empty
-    /// tick ran slower on the wall clock (docs/fair-fight.md).
+    /// tick ran slower on the wall clock (docs/evidence/2026-11-26-fair-fight.md).
     const FIRE_OUT_OF_LINE: bool = false;
 
     fn with_capacity(capacity: usize) -> Self {

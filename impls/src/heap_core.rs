@@ -43,7 +43,7 @@ pub trait Shape {
     ///
     /// The shape's choice, not the core's rule: both forms run the same steps, and which one
     /// a caller's tick loop runs faster depends on the code the optimiser makes around it
-    /// (docs/fair-fight.md, *The empty `advance`*).
+    /// (docs/evidence/2026-11-26-fair-fight.md, *The empty `advance`*).
     const FIRE_OUT_OF_LINE: bool;
 
     /// An empty array with room for `capacity` slots.

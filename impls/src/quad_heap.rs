@@ -27,7 +27,7 @@
 //! sent to a leaf first, the last slot rising from there) saves a comparison per level but
 //! walks every level to a leaf: where the last slot belongs high up, as on start-stop,
 //! whose last slot is the ancestor a start just displaced, that walk reaches cold lines at
-//! 1M timers (docs/fair-fight.md has the measurement).
+//! 1M timers (docs/evidence/2026-11-26-fair-fight.md has the measurement).
 //!
 //! A sift-down picks the earliest of four siblings by a branch-free tournament on the
 //! deadlines held in registers (see `earliest_lane`), so the next level's address depends
