@@ -296,7 +296,7 @@ impl<V> TimerQueue<V> for RingBuckets<V> {
     const SUITE_LIMIT: Option<SuiteLimit> = Some(SuiteLimit {
         max_timers: 100_000,
         why: "each sleep of cron wakes a whole bucket later and every boundary walks a \
-              bucket: cron takes 1.1e8 steps at 100k (1.38 s a replay) and 1.1e9 at 1M",
+              bucket: cron takes 1.1e8 steps at 100k and 1.1e9 at 1M",
     });
 
     fn with_capacity(capacity: usize) -> Self {

@@ -26,7 +26,7 @@
 //! ready connection; the kernel completes a receive as task work on the loop thread (by
 //! default it signals the thread, which may cut a wait short: the waits retry EINTR); and
 //! the completions of its own cancels and closes make a ring readable too, so the loop
-//! wakes more often (1.32 times at 19,000 connections, METHODOLOGY.md).
+//! wakes more often (docs/evidence/2026-11-27-live.md, *The two servers where both run*).
 //! Records say which server ran (`io`).
 
 use crate::event_loop::{Input, Received};

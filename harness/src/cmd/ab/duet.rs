@@ -57,8 +57,8 @@ impl Duet {
     ///
     /// The parent speaks to one child before the other (arm, go), and which one alternates
     /// every two rounds, so that neither side is always the first to build its queue or to
-    /// start: A/A duets with A always first reported B slower in 86 of 144 (METHODOLOGY.md,
-    /// *Process pairs*).
+    /// start: A/A duets with A always first leaned towards "B slower" (METHODOLOGY.md,
+    /// *Who goes first* under *Duets*).
     pub fn rounds(
         &mut self,
         until: Until,

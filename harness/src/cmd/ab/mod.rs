@@ -63,17 +63,17 @@ pub struct Args {
     /// The git revision that runs B, built likewise.
     #[arg(long, value_name = "REV", conflicts_with = "b_bin")]
     b_rev: Option<String>,
-    /// Rounds per cell: one timed replay of each side per round. At a million timers a
-    /// round's ratio moves by 8–20% on this kind of machine (a replay alone varies as much
-    /// from one second to the next), so resolving a few percent takes many rounds: at
-    /// least 80, the count that METHODOLOGY.md's validation measured, and more through
-    /// --min-seconds for short replays.
+    /// Rounds per cell, at least: one timed replay of each side per round. A single
+    /// round's ratio is noisy at a million timers (a replay alone varies from one second
+    /// to the next), so resolving a few percent takes many rounds; short replays get more
+    /// through --min-seconds (METHODOLOGY.md, *Duets: `timerbench ab`*).
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(2..))]
     rounds: u32,
     /// After --rounds, go on in pairs of rounds until each side has this much timed
-    /// replay: short replays (under about 300 ms) are noisier per round, so a duet of them
-    /// needs more rounds for the same resolution (METHODOLOGY.md, *Validation*). `30s`
-    /// (the default: the validated rule), `500ms`; 0 lets --rounds decide alone.
+    /// replay: short replays are noisier per round, so a duet of them needs more rounds
+    /// for the same resolution. `30s` (the default, where detection of a small change met
+    /// its target: METHODOLOGY.md, *Duets: `timerbench ab`*), `500ms`; 0 lets --rounds
+    /// decide alone.
     #[arg(long, default_value = "30s", value_parser = parse_seconds)]
     min_seconds: u64,
     /// The most rounds a cell may take, whatever --min-seconds asks.
@@ -84,8 +84,8 @@ pub struct Args {
     /// of one binary can differ by a few percent for their whole life (where their memory
     /// landed), which one pair's rounds cannot show: several pairs sample that difference,
     /// and the interval becomes a two-level bootstrap over the pairs and the rounds within
-    /// them (METHODOLOGY.md, *Process pairs*). 8 by default: with one pair, identical code's
-    /// interval held 1.0 in 9 of 21 duets; with eight, an injected 3% was found in 19 of 20.
+    /// them (METHODOLOGY.md, *Process pairs* under *Duets*). 8 by default: fewer pairs
+    /// missed a small injected slowdown too often, and one pair's interval is too narrow.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
     pairs: u32,
     /// The two CPUs, `FIRST,SECOND`.
