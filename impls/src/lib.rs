@@ -16,6 +16,7 @@
 //! | `skiplist` | [`skiplist`] | 32 + 4 per link above the first (1.33 B expected) |
 //! | `hashed-wheel` | [`hashed_wheel`] | 32 |
 //! | `hierarchical-wheel` | [`hierarchical_wheel`] | 32 |
+//! | `incremental-wheel` | [`incremental_wheel`] | 32 |
 //! | `kafka-wheel` | [`kafka_wheel`] | 32 |
 //! | `timeout-lists` | [`timeout_lists`] | 32 + per distinct delay a list record, a heap element and a map entry |
 //! | `polling-scan` | [`polling_scan`] | 32 |
