@@ -173,8 +173,8 @@ fn file_due<V, W: BitmapWheel<V>>(wheel: &mut W, index: u32) {
 /// (`insert_filed`, `unlink_and_free`, `file`, `arena_list::insert_front`). Left to the
 /// compiler's judgement each stayed a call, which saved and restored the registers that
 /// only its rare paths (the arena's growth, the levels, the due list) need: on the ring's
-/// short path that was a large share of the work (docs/evidence/2026-11-26-fair-fight.md, *start and stop
-/// inline*, has the counts). The rare paths stay out of line (`start_due`, `insert_level`,
+/// short path that was a large share of the work
+/// (docs/evidence/2026-11-26-fair-fight.md, *start and stop inline*, has the counts). The rare paths stay out of line (`start_due`, `insert_level`,
 /// `Arena::grow`), so what is copied into every caller is the short path alone. Every
 /// link of the chain must be forced: one left to the compiler stays a call, and forcing
 /// the ones above it only moves the call down a level.
