@@ -35,6 +35,9 @@ fn a_run_writes_a_complete_results_folder() {
     args.extend(["--out", out.to_str().unwrap()]);
     let output = timerbench(&args, root.path());
     assert_succeeded(&output);
+    // The workload cache is the results root's, not a `.cache` beside `--out`'s folder.
+    assert!(root.path().join("results").join(".cache").is_dir());
+    assert!(!root.path().join(".cache").exists());
     let recorded = cells(&out);
     assert_eq!(recorded.len(), 8, "{recorded:?}");
     assert!(recorded.iter().all(|c| c.3 == "ok"), "{recorded:?}");
