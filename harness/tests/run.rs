@@ -169,7 +169,10 @@ fn a_cell_that_panics_is_recorded_and_the_others_go_on() {
     // The last word counts ok, failed and skipped apart; each progress line says the time
     // so far and an estimate of what is left.
     let stdout = text(&output.stdout);
-    assert!(stdout.contains(": 7 ok, 1 failed, 0 skipped\n"), "{stdout}");
+    assert!(
+        stdout.contains(": 7 ok, 1 failed, 0 unsupported, 0 skipped\n"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("/8, ") && stdout.contains(" elapsed, ~0s left] "),
         "{stdout}"

@@ -212,6 +212,14 @@ fn a_missing_toolchain_is_unsupported_with_the_package_to_install() {
         assert!(r["reason"].as_str().unwrap().contains(install), "{r}");
         assert_eq!(r["engine"]["name"], engine);
     }
+    // The summary counts them under the word its list and the records use.
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains(", 3 unsupported, 0 skipped\n"), "{stdout}");
+    assert!(
+        stdout.contains("start-stop/500/go-runtime: unsupported: "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Unsupported"), "{stdout}");
 }
 
 /// With the toolchains here, the JDK's DelayQueue replays every smoke workload (each

@@ -430,21 +430,24 @@ fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<Ex
     println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
     let left_out = failed.iter().filter(|r| r.status.left_out()).count();
-    // Cells left out on purpose (unsupported, above a suite limit) are no failure: the
-    // count says them apart, as the report does.
+    let count = |status| failed.iter().filter(|r| r.status == status).count();
+    // Cells left out on purpose are no failure: the count says them apart, each under the
+    // word its records and the list below use (`unsupported`: beyond the structure's range
+    // or without the engine's toolchain; `skipped`: above a suite limit), as the report does.
     println!(
-        "{} cells recorded in {}: {} ok, {} failed, {} skipped",
+        "{} cells recorded in {}: {} ok, {} failed, {} unsupported, {} skipped",
         records.len(),
         results.path().display(),
         records.len() - failed.len(),
         failed.len() - left_out,
-        left_out
+        count(Status::Unsupported),
+        count(Status::Skipped)
     );
     for record in &failed {
         println!(
-            "  {}: {:?}: {}",
+            "  {}: {}: {}",
             cell_name(&record.key),
-            record.status,
+            record.status.as_str(),
             record.reason.as_deref().unwrap_or("")
         );
     }
