@@ -486,3 +486,25 @@ fn the_best_in_a_workload_table_is_the_fastest_exact_structure() {
     let ratio = format!("{:.2}×", speed(LINUX_8.0) / speed(fastest_exact));
     assert!(rows[named(&escaped(LINUX_8.0))].contains(&ratio), "{ratio}");
 }
+
+#[test]
+fn the_summary_gives_the_two_lateness_maxima_in_columns_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    write(&folder, &approximate_run());
+    let output = folder.join("report.html");
+    write_report(
+        std::slice::from_ref(&folder),
+        &output,
+        None,
+        &catalog_with_parameters(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let summary = section(&html, "summary");
+    assert!(summary.contains(">max late<"), "a column of ticks");
+    assert!(summary.contains(">max late / delay<"), "a column of shares");
+    // No cell puts a share in brackets after the ticks, as if it were the same timer's.
+    assert!(!summary.contains("ticks ("), "{summary}");
+    assert!(!summary.contains("of delay)"), "{summary}");
+}
