@@ -138,7 +138,7 @@ fn a_run_writes_a_complete_results_folder() {
     assert_eq!(environment["min_sample_ms"], 10);
     // Spreading the large groups is a study switch, off unless asked for.
     assert_eq!(environment["spread_from"], 0);
-    // The workloads were cached beside the run and are reused by the next one.
+    // The workloads were cached in results/.cache and are reused by the next run.
     let again = root.path().join("again");
     let mut args = SMALL_RUN.to_vec();
     args.extend(["--out", again.to_str().unwrap()]);
