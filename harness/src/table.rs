@@ -112,10 +112,13 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// A duration for people: microseconds to seconds, three significant digits or so.
+/// A duration for people: nanoseconds to seconds, three significant digits or so (whole
+/// nanoseconds below a microsecond, where a tenth of a microsecond would hide them).
 pub fn duration(elapsed: std::time::Duration) -> String {
     let seconds = elapsed.as_secs_f64();
-    if seconds >= 1.0 {
+    if elapsed < std::time::Duration::from_micros(1) {
+        format!("{} ns", elapsed.as_nanos())
+    } else if seconds >= 1.0 {
         format!("{seconds:.2} s")
     } else if seconds >= 1e-3 {
         format!("{:.2} ms", seconds * 1e3)
@@ -127,6 +130,15 @@ pub fn duration(elapsed: std::time::Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_take_the_unit_of_their_size() {
+        use std::time::Duration;
+        assert_eq!(duration(Duration::from_nanos(150)), "150 ns");
+        assert_eq!(duration(Duration::from_nanos(1_500)), "1.5 us");
+        assert_eq!(duration(Duration::from_nanos(19_611_647)), "19.61 ms");
+        assert_eq!(duration(Duration::from_millis(2_500)), "2.50 s");
+    }
 
     #[test]
     fn wrapping_breaks_at_spaces_within_the_width() {

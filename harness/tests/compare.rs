@@ -137,6 +137,12 @@ fn two_runs_side_by_side() {
         stdout.contains("3 × √(σA² + σB²), σ = 1.4826 × the MAD"),
         "{stdout}"
     );
+    // A verdict between two separate runs says that runs drift beyond that noise, and
+    // what gives a verdict between runs.
+    assert!(
+        stdout.contains("between two separate runs") && stdout.contains("timerbench ab"),
+        "{stdout}"
+    );
 
     // Nothing dropped silently: the failed cell and each run's own cell are named.
     assert!(stdout.contains("Only in A: 1 cell\n  burst at 1,000 timers: binary-heap"));

@@ -62,7 +62,20 @@ fn a_quick_experiment_writes_findings_with_a_computed_verdict() {
     assert!(markdown.contains("| go-quad-heap |"), "{markdown}");
     let html = std::fs::read_to_string(out.join("findings.html")).unwrap();
     assert!(html.contains("<svg"), "the page has its chart");
-    assert!(text(&output.stdout).contains("go-quad-heap"));
+    // The terminal's table: the experiment's block, one labelled line a column, wrapped
+    // to the terminal, not the Markdown row of several hundred characters.
+    let stdout = text(&output.stdout);
+    assert!(!stdout.contains("| go-quad-heap |"), "{stdout}");
+    let block: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| *line != "go-quad-heap")
+        .take_while(|line| !line.is_empty())
+        .collect();
+    assert!(
+        block.iter().any(|line| line.starts_with("  verdict:")),
+        "{stdout}"
+    );
+    assert!(block.iter().all(|line| line.len() <= 100), "{block:#?}");
 }
 
 #[test]

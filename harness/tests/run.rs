@@ -35,6 +35,9 @@ fn a_run_writes_a_complete_results_folder() {
     args.extend(["--out", out.to_str().unwrap()]);
     let output = timerbench(&args, root.path());
     assert_succeeded(&output);
+    // The workload cache is the results root's, not a `.cache` beside `--out`'s folder.
+    assert!(root.path().join("results").join(".cache").is_dir());
+    assert!(!root.path().join(".cache").exists());
     let recorded = cells(&out);
     assert_eq!(recorded.len(), 8, "{recorded:?}");
     assert!(recorded.iter().all(|c| c.3 == "ok"), "{recorded:?}");
@@ -135,7 +138,7 @@ fn a_run_writes_a_complete_results_folder() {
     assert_eq!(environment["min_sample_ms"], 10);
     // Spreading the large groups is a study switch, off unless asked for.
     assert_eq!(environment["spread_from"], 0);
-    // The workloads were cached beside the run and are reused by the next one.
+    // The workloads were cached in results/.cache and are reused by the next run.
     let again = root.path().join("again");
     let mut args = SMALL_RUN.to_vec();
     args.extend(["--out", again.to_str().unwrap()]);
@@ -166,7 +169,10 @@ fn a_cell_that_panics_is_recorded_and_the_others_go_on() {
     // The last word counts ok, failed and skipped apart; each progress line says the time
     // so far and an estimate of what is left.
     let stdout = text(&output.stdout);
-    assert!(stdout.contains(": 7 ok, 1 failed, 0 skipped\n"), "{stdout}");
+    assert!(
+        stdout.contains(": 7 ok, 1 failed, 0 unsupported, 0 skipped\n"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("/8, ") && stdout.contains(" elapsed, ~0s left] "),
         "{stdout}"

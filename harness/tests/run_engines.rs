@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::{text, timerbench};
+use support::{text, timerbench_in};
 
 /// The run's records by implementation label, `workload/label`.
 fn records(folder: &Path) -> Vec<Value> {
@@ -49,7 +49,7 @@ fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let output = timerbench(&args);
+    let output = timerbench_in(&args, dir);
     let records = records(&out);
     (output, records)
 }
@@ -193,6 +193,7 @@ fn a_missing_toolchain_is_unsupported_with_the_package_to_install() {
             "--out",
         ])
         .arg(&out)
+        .current_dir(dir.path())
         .env("PATH", &bin)
         .output()
         .unwrap();
@@ -211,6 +212,14 @@ fn a_missing_toolchain_is_unsupported_with_the_package_to_install() {
         assert!(r["reason"].as_str().unwrap().contains(install), "{r}");
         assert_eq!(r["engine"]["name"], engine);
     }
+    // The summary counts them under the word its list and the records use.
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains(", 3 unsupported, 0 skipped\n"), "{stdout}");
+    assert!(
+        stdout.contains("start-stop/500/go-runtime: unsupported: "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Unsupported"), "{stdout}");
 }
 
 /// With the toolchains here, the JDK's DelayQueue replays every smoke workload (each
@@ -289,25 +298,28 @@ fn the_jdk_delay_queue_replays_every_smoke_workload_like_the_model() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results").join("run");
-    let output = timerbench(&[
-        "run",
-        "--suite",
-        "smoke",
-        "--timers",
-        "200",
-        "--impl",
-        "binary-heap",
-        "--engine",
-        "jdk-delay-queue",
-        "--repeat",
-        "1",
-        "--processes",
-        "1",
-        "--min-sample-ms",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let output = timerbench_in(
+        &[
+            "run",
+            "--suite",
+            "smoke",
+            "--timers",
+            "200",
+            "--impl",
+            "binary-heap",
+            "--engine",
+            "jdk-delay-queue",
+            "--repeat",
+            "1",
+            "--processes",
+            "1",
+            "--min-sample-ms",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let records = records(&out);
     let engine_cells: Vec<&Value> = records

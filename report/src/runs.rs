@@ -80,10 +80,13 @@ impl Run {
         self.records.keys().any(|k| is_floor(&k.implementation))
     }
 
-    /// The ratio of a cell to the best at its size.
+    /// The ratio of a cell to the best at its size: the fastest exact cell
+    /// ([`Run::best_exact`]), the yardstick of the summary's rankings too, so that "best"
+    /// means one thing on the whole page and an approximate cell's ratio says what its
+    /// slack buys against it.
     pub fn ratio_to_best(&self, record: &CellRecord) -> Option<f64> {
         let ns = ns_per_op(record)?;
-        Some(ns / self.best(&record.key.workload, record.key.timers)?)
+        Some(ns / self.best_exact(&record.key.workload, record.key.timers)?)
     }
 
     /// The processes that took each cell's samples: what `environment.json` says, else the

@@ -258,7 +258,7 @@ fn results_table() -> Table {
     ])
 }
 
-/// p99 of one call kind over all producers, in ns, or `-` when there was none.
+/// p99 of one call kind over all producers, in human units, or `-` when there was none.
 fn p99_over_threads(
     outcome: &Outcome,
     kind: fn(&timerbench_threads::driver::ThreadLatency) -> &hdrhistogram::Histogram<u64>,
@@ -271,11 +271,15 @@ fn p99_over_threads(
     nanoseconds(&all, 0.99)
 }
 
+/// A quantile of a histogram of nanoseconds, in the harness's human units (ns, us, ms, s)
+/// as every other table prints durations, or `-` when the histogram is empty.
 fn nanoseconds(histogram: &hdrhistogram::Histogram<u64>, quantile: f64) -> String {
     if histogram.is_empty() {
         "-".to_string()
     } else {
-        format!("{} ns", histogram.value_at_quantile(quantile))
+        crate::table::duration(std::time::Duration::from_nanos(
+            histogram.value_at_quantile(quantile),
+        ))
     }
 }
 
@@ -303,4 +307,20 @@ fn table_row(record: &ThreadsRecord, outcome: &Outcome) -> anyhow::Result<Vec<St
             Some(offence) => format!("NO: {offence}"),
         },
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_print_in_human_units_not_raw_nanoseconds() {
+        let mut histogram = hdrhistogram::Histogram::<u64>::new(3).expect("a histogram");
+        histogram.record(19_611_647).expect("in range");
+        let text = nanoseconds(&histogram, 0.99);
+        assert!(text.ends_with(" ms"), "{text}");
+        assert!(text.len() <= 8, "{text}");
+        let empty = hdrhistogram::Histogram::<u64>::new(3).expect("a histogram");
+        assert_eq!(nanoseconds(&empty, 0.99), "-");
+    }
 }

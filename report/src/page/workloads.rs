@@ -62,7 +62,9 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
             "Per workload: what it models, its parameters, the figures of every cell, and the \
              charts. In the tables, " em { "ns/op" } " is the median time per operation line \
              over the timed replays of the whole workload, ± the median absolute deviation; "
-            em { "× best" } " its ratio to the fastest at that size (the fastest in bold); "
+            em { "× best" } " its ratio to the fastest exact structure at that size (in bold), \
+             as in the summary; the approximate ones follow the exact ones, read against it \
+             (below 1.00× where their slack buys speed), never in bold; "
             em { "p99, p99.9" } " the latency of the operation that moves the clock ("
             code { "advance" } ", " code { "next" } " or " code { "tick" } ", named in the \
              header), from a separate pass that times each operation; then per operation \
@@ -251,8 +253,8 @@ fn spread_header(run: &Run) -> Markup {
     }
 }
 
-/// The implementations with a cell at this size in any run, the baseline's fastest first,
-/// then the rest in registry order.
+/// The implementations with a cell at this size in any run: the exact ones, then the
+/// approximate ones, each the baseline's fastest first, then the rest in registry order.
 fn rows<'m>(context: &Context<'m>, workload: &Workload, timers: u64) -> Vec<&'m str> {
     let runs = &context.model.runs;
     let mut rows: Vec<&str> = context
@@ -271,10 +273,17 @@ fn rows<'m>(context: &Context<'m>, workload: &Workload, timers: u64) -> Vec<&'m 
             .and_then(ns_per_op)
             .unwrap_or(f64::INFINITY)
     };
-    // The floor is a yardstick, not a competitor: last.
+    let approximate = |name: &str| {
+        context
+            .model
+            .implementation(name)
+            .is_some_and(|i| i.is_approximate())
+    };
+    // The exact structures first, then the approximate ones apart (as the summary ranks
+    // them), each by speed; the floor is a yardstick, not a competitor: last.
     rows.sort_by(|a, b| {
-        (is_floor(a), speed(a))
-            .partial_cmp(&(is_floor(b), speed(b)))
+        (is_floor(a), approximate(a), speed(a))
+            .partial_cmp(&(is_floor(b), approximate(b), speed(b)))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     rows
@@ -311,7 +320,10 @@ fn run_columns(
     };
     let decimals = decimals_for(median);
     let to_best = run.ratio_to_best(record);
-    let best = to_best.is_some_and(|r| r <= 1.0 + 1e-12);
+    // Only an exact structure can be the best (the summary's meaning): an approximate
+    // one faster than it shows its ratio below 1 without the bold, as does an engine.
+    let contender = !is_floor(name) && !record.is_approximate() && !record.is_engine();
+    let best = contender && to_best.is_some_and(|r| r <= 1.0 + 1e-12);
     let latency = kind.and_then(|k| latency(record, k));
     html! {
         td.num.sep.best[best] {

@@ -48,6 +48,33 @@ fn the_floor_is_marked_never_best_and_never_ranked_and_divides_the_others() {
 }
 
 #[test]
+fn the_environment_counts_verified_cells_among_those_that_are_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    let records = run_with_floor();
+    write_folder(&folder, &records, &environment("host", "abc1234"));
+    let output = folder.join("report.html");
+    write_report(std::slice::from_ref(&folder), &output, None, &catalog()).unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let floors = records
+        .iter()
+        .filter(|r| timerbench_results::is_floor(&r.key.implementation))
+        .count();
+    let others: Vec<&CellRecord> = records
+        .iter()
+        .filter(|r| !timerbench_results::is_floor(&r.key.implementation))
+        .collect();
+    let verified = others.iter().filter(|r| r.status == Status::Ok).count();
+    let environment = section(&html, "environment");
+    let expected = format!(
+        "{} ({verified} of {} verified; {floors} not verified by design",
+        records.len(),
+        others.len()
+    );
+    assert!(environment.contains(&expected), "{expected}\n{environment}");
+}
+
+#[test]
 fn fixed_costs_are_given_per_implementation_beside_the_peers() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("run");

@@ -425,3 +425,86 @@ fn a_skipped_cell_is_listed_apart_from_the_unsupported_and_is_no_failure() {
     assert!(!summary.contains("did not verify;"));
     assert!(summary.contains("2 not run on purpose"));
 }
+
+/// The rows of the workloads section's first table of `workload` at its first size: each
+/// row's HTML, in the page's order.
+fn first_size_rows<'h>(html: &'h str, workload: &str) -> Vec<&'h str> {
+    let workloads = section(html, "workloads");
+    let start = workloads
+        .find(&format!("id=\"w-{workload}\""))
+        .unwrap_or_else(|| panic!("no table of {workload}"));
+    let table = &workloads[start..];
+    let first = table.find("<tr class=\"size\">").expect("a size row");
+    let sized = &table[first + 1..];
+    let end = sized.find("<tr class=\"size\">").unwrap_or(sized.len());
+    sized[..end].split("<tr>").skip(1).collect()
+}
+
+#[test]
+fn the_best_in_a_workload_table_is_the_fastest_exact_structure() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    let records = approximate_run();
+    write(&folder, &records);
+    let output = folder.join("report.html");
+    write_report(
+        std::slice::from_ref(&folder),
+        &output,
+        None,
+        &catalog_with_parameters(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let rows = first_size_rows(&html, HOLD.0);
+    let named = |name: &str| {
+        rows.iter()
+            .position(|row| row.contains(&format!(">{name}<")))
+            .unwrap_or_else(|| panic!("no row {name} in {rows:#?}"))
+    };
+    let speed = |label: &str| {
+        records
+            .iter()
+            .find(|r| r.key.implementation == label && r.key.workload == HOLD.0)
+            .and_then(|r| r.throughput.as_ref())
+            .map(|t| t.ns_per_op.median)
+            .unwrap()
+    };
+    // The data: an approximate variant is faster than every exact structure.
+    let fastest_exact = ["btree", "hierarchical-wheel"]
+        .into_iter()
+        .min_by(|a, b| speed(a).total_cmp(&speed(b)))
+        .unwrap();
+    assert!(speed(LINUX_8.0) < speed(fastest_exact));
+    let bold = |index: usize| rows[index].contains("best");
+    assert!(bold(named(fastest_exact)), "{}", rows[named(fastest_exact)]);
+    for approximate in [LINUX.0, LINUX_8.0] {
+        let index = named(&escaped(approximate));
+        assert!(!bold(index), "{}", rows[index]);
+        // Read against the fastest exact one, and listed after every exact one.
+        assert!(index > named("btree") && index > named(fastest_exact));
+    }
+    let ratio = format!("{:.2}×", speed(LINUX_8.0) / speed(fastest_exact));
+    assert!(rows[named(&escaped(LINUX_8.0))].contains(&ratio), "{ratio}");
+}
+
+#[test]
+fn the_summary_gives_the_two_lateness_maxima_in_columns_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    write(&folder, &approximate_run());
+    let output = folder.join("report.html");
+    write_report(
+        std::slice::from_ref(&folder),
+        &output,
+        None,
+        &catalog_with_parameters(),
+    )
+    .unwrap();
+    let html = std::fs::read_to_string(&output).unwrap();
+    let summary = section(&html, "summary");
+    assert!(summary.contains(">max late<"), "a column of ticks");
+    assert!(summary.contains(">max late / delay<"), "a column of shares");
+    // No cell puts a share in brackets after the ticks, as if it were the same timer's.
+    assert!(!summary.contains("ticks ("), "{summary}");
+    assert!(!summary.contains("of delay)"), "{summary}");
+}

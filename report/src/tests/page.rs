@@ -253,3 +253,40 @@ fn write_sample_runs() {
     write_run(&dir.join("run-a"), "alpha", 1.0);
     write_run(&dir.join("run-b"), "beta", 0.8);
 }
+
+/// The number in `css` right after `after` (`minmax(min(100%, ` → 600).
+fn css_px(css: &str, rule: &str, after: &str) -> f64 {
+    let start = css
+        .find(rule)
+        .unwrap_or_else(|| panic!("no rule {rule:?} in report.css"));
+    let rule_text = &css[start..start + css[start..].find('}').unwrap()];
+    let at = rule_text
+        .find(after)
+        .unwrap_or_else(|| panic!("no {after:?} in {rule_text}"));
+    let digits: String = rule_text[at + after.len()..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// At 1,400 px, the family cards of the summary come two a row at most, so that a card's
+/// ranking table (rank, name, × best, cells, lateness, worst, slowest call) is wide
+/// enough for its columns, and in a card a figure with its note may wrap.
+#[test]
+fn the_family_cards_fit_a_page_1400_px_wide() {
+    let css = include_str!("../page/report.css");
+    let page = css_px(css, "main {", "max-width: ").min(1400.0);
+    let content = page - 2.0 * css_px(css, "main {", "padding: 20px ");
+    let column = css_px(css, ".cards {", "minmax(min(100%, ");
+    let gap = css_px(css, ".cards {", "gap: 8px ");
+    let per_row = ((content + gap) / (column + gap)).floor();
+    assert!(
+        (1.0..=2.0).contains(&per_row),
+        "{per_row} cards a row of {content} px"
+    );
+    assert!(
+        css.contains(".card td.num, .card th.num, .card th { white-space: normal; }"),
+        "figures and headers in a card may wrap"
+    );
+}

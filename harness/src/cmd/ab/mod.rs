@@ -104,9 +104,10 @@ pub struct Args {
     /// The seed of the bootstrap's generator.
     #[arg(long, default_value_t = 1)]
     bootstrap_seed: u64,
-    /// The folder the records (`ab.jsonl`, appended) and the workloads go to.
+    /// The folder the records (`ab.jsonl`, appended) and the workloads go to (default:
+    /// results/ab-<date>-<host>-<git rev>, a new folder, as `run` and `live` choose theirs).
     #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    out: Option<PathBuf>,
     /// For studies of the method: B spins this percentage of its own measured replay
     /// time inside every timed replay (sets `TIMERBENCH_AB_SLOWDOWN_PERCENT` for B).
     #[arg(long, hide = true, value_name = "PERCENT", value_parser = parse_margin)]
@@ -157,7 +158,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Variant::parse(label).map_err(|why| anyhow::anyhow!("{flag} {label}: {why}"))?;
     }
     let this = std::env::current_exe().context("cannot find this binary's path")?;
-    let builds = args.out.join("builds");
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::cmd::run::free_folder("ab-"));
+    let builds = out.join("builds");
     let binary =
         |given: &Option<PathBuf>, revision: &Option<String>, side: &str| match (given, revision) {
             (Some(path), _) if !path.is_file() => {
@@ -181,7 +186,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             slowdown: args.inject_b_slowdown,
         },
     ];
-    let workloads = args.out.join("workloads");
+    let workloads = out.join("workloads");
     std::fs::create_dir_all(&workloads)
         .with_context(|| format!("cannot create {}", workloads.display()))?;
     let mut records = Vec::new();
@@ -191,7 +196,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{}", summary_line(&record));
         records.push(record);
     }
-    append_records(&args.out.join(AB_FILE), &records)?;
+    let file = out.join(AB_FILE);
+    append_records(&file, &records)?;
+    println!("records: {}", file.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -415,5 +422,27 @@ mod tests {
         assert_eq!(parse_seconds("0s"), Ok(0));
         assert_eq!(parse_seconds("30s"), Ok(30_000_000_000));
         assert!(parse_seconds("30").is_err());
+    }
+
+    /// The README's `ab` example, as a newcomer would type it, parses: every flag it leaves
+    /// out (`--out` among them) has a default.
+    #[test]
+    fn the_readmes_ab_example_parses_and_chooses_its_own_folder() {
+        use clap::{Args as _, FromArgMatches as _};
+        let readme = include_str!("../../../../README.md");
+        let line = readme
+            .lines()
+            .find(|line| line.starts_with("timerbench ab "))
+            .expect("README.md shows a `timerbench ab` command line");
+        let command = line.split('#').next().unwrap_or(line);
+        // The words after `timerbench ab`.
+        let words: Vec<&str> = command.split_whitespace().skip(2).collect();
+        let matches = Args::augment_args(clap::Command::new("timerbench"))
+            .no_binary_name(true)
+            .try_get_matches_from(&words)
+            .unwrap_or_else(|e| panic!("README.md's `{}`: {e}", command.trim()));
+        let args = Args::from_arg_matches(&matches).expect("the matches make Args");
+        assert!(args.out.is_none(), "{:?}", args.out);
+        assert!(!args.timers.is_empty());
     }
 }

@@ -114,6 +114,17 @@ fn table_row(row: &Row, with_memory: bool, markdown: bool) -> Vec<String> {
     cells
 }
 
+/// What a slower/faster verdict between two separate runs does not cover: the noise rule
+/// sees each cell's processes within its own run, but a whole run moves against another on
+/// the same host by more than that (METHODOLOGY.md, *Between runs at 1M*), so a verdict
+/// between two runs needs the duet or several runs a side.
+const BETWEEN_RUNS: &str = "The noise is each cell's within its own run: between \
+     two separate runs on one host, whole runs drift by more than that, even with the same \
+     binary (METHODOLOGY.md, *Between runs at 1M*), so a cell beyond noise here may be the \
+     drift. For a verdict between two builds, time them side by side with `timerbench ab`, \
+     or take several runs a side: `timerbench compare --a RUN... --b RUN...` (as `timerbench \
+     combine` pools them).";
+
 /// What the table's verdicts and memory column mean, for the ones the table shows.
 fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
     let mut out = String::new();
@@ -123,6 +134,7 @@ fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
             "\nslower, faster: B's median differs from A's beyond the noise of the two cells:\n\
              |B − A| > {K} × √(σA² + σB²), σ = {MAD_TO_SIGMA} × the MAD of a cell's ns/op samples."
         );
+        let _ = writeln!(out, "\n{BETWEEN_RUNS}");
         if comparison
             .rows
             .iter()

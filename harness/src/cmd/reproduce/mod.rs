@@ -214,7 +214,7 @@ fn command_line() -> String {
 
 /// Prints the table and the files of the findings in `folder`; the exit status.
 fn finish(folder: &Path, findings: &Findings, clock: Instant) -> ExitCode {
-    println!("\n{}", output::table(findings));
+    println!("\n{}", output::terminal_table(findings));
     for path in output::files(folder) {
         println!("{}", path.display());
     }

@@ -76,6 +76,42 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<()> {
 /// The findings as a GitHub table: claim, source, what was measured, figure, verdict (and
 /// the runs, when combined).
 pub fn table(findings: &Findings) -> String {
+    let (columns, rows) = columns_and_rows(findings);
+    crate::cmd::compare::markdown_table(&columns, &rows)
+}
+
+/// The width the terminal form wraps its text to.
+const TERMINAL_WIDTH: usize = 100;
+
+/// The findings for the terminal: one block per experiment, each column of the Markdown
+/// table on a line of its own with its name, the text wrapped to [`TERMINAL_WIDTH`]
+/// characters. A row of the Markdown table runs to several hundred characters (the claim,
+/// the source and what was measured are sentences), which a terminal shows as one line
+/// that wraps mid-word through every column.
+pub fn terminal_table(findings: &Findings) -> String {
+    let (columns, rows) = columns_and_rows(findings);
+    let blocks: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let mut table = crate::table::Table::new(&["", ""]);
+            for (column, cell) in columns.iter().zip(row).skip(1) {
+                table.row(vec![format!("{column}:"), cell.replace("**", "")]);
+            }
+            format!(
+                "{}\n{}",
+                row[0],
+                table
+                    .render_within("  ", TERMINAL_WIDTH)
+                    .trim_start_matches('\n')
+                    .trim_end()
+            )
+        })
+        .collect();
+    blocks.join("\n\n")
+}
+
+/// The table's columns and one row of cells per experiment.
+fn columns_and_rows(findings: &Findings) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let mut columns = vec![
         "experiment",
         "claim",
@@ -122,7 +158,7 @@ pub fn table(findings: &Findings) -> String {
             row
         })
         .collect();
-    crate::cmd::compare::markdown_table(&columns, &rows)
+    (columns, rows)
 }
 
 /// A figure in the table: `LABEL: VALUE`, with its interval and where it reaches another

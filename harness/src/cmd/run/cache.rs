@@ -1,5 +1,5 @@
 //! The workload cache of `timerbench run`: every workload a run needs is generated once,
-//! checked by the reference model, and kept in `.cache` beside the results folders under
+//! checked by the reference model, and kept in the results root's `results/.cache` under
 //! the hash of its generator command, with the model's summary beside it, so that later
 //! runs skip both the generation and the model.
 
@@ -35,11 +35,12 @@ struct CacheEntry {
     reach: Reach,
 }
 
-/// The cache of a results folder: `.cache` beside it, so that the runs beside each other
-/// share their workloads.
-pub(super) fn folder_beside(results: &Path) -> PathBuf {
-    let parent = results.parent().filter(|p| !p.as_os_str().is_empty());
-    parent.unwrap_or(Path::new(".")).join(".cache")
+/// The workload cache: `results/.cache` (from the working directory), whatever `--out`
+/// says, so that every run shares its workloads and a run written elsewhere leaves nothing
+/// beside its folder (a folder's parent may be any directory of the user's). The default
+/// run folders live in `results/` too, so the cache sits beside them.
+pub(super) fn folder() -> PathBuf {
+    Path::new("results").join(".cache")
 }
 
 /// Generates (or finds in the cache) the workload of every case, in parallel, by case id.

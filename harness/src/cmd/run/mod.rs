@@ -7,7 +7,7 @@
 //! 1. Check every flag and name, read and check every workload file (`--file`,
 //!    [`files`]), and plan the cells ([`plan`]), before anything runs or is created.
 //! 2. Generate the workloads the cells need, in parallel (rayon), each checked by the
-//!    reference model; cache them by their generator command beside the results folder, so
+//!    reference model; cache them by their generator command in `results/.cache`, so
 //!    a later run reuses them.
 //! 3. Run the cells in turn. Each is `timerbench cell` in a child process, handed a
 //!    [`CellSpec`] on its standard input; it verifies the replay against the reference
@@ -128,7 +128,8 @@ pub struct Args {
     /// written when the whole block is done, so an interrupted run resumes it from its start.
     #[arg(long, value_name = "TIMERS", default_value_t = 0)]
     spread_from: u64,
-    /// The results folder (default: results/<date>-<host>-<git rev>).
+    /// The results folder (default: results/<date>-<host>-<git rev>). The workload cache
+    /// stays in results/.cache whatever DIR is, shared by every run.
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     out: Option<PathBuf>,
     /// Continue the run in DIR, skipping the cells it already holds: with the suite,
@@ -289,7 +290,7 @@ impl Planned {
             },
             folder.display()
         );
-        let not_ok = measure(args, inputs, &todo, &engines_todo, &folder, &mut results)?;
+        let not_ok = measure(args, inputs, &todo, &engines_todo, &mut results)?;
         finish(&folder, &results, not_ok)
     }
 }
@@ -301,7 +302,6 @@ fn measure(
     inputs: &[files::FileInput],
     todo: &[&Cell],
     engines_todo: &[&engines::EngineCell],
-    folder: &Path,
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
     let cases: Vec<&Case> = todo
@@ -310,7 +310,7 @@ fn measure(
         .chain(engines_todo.iter().map(|cell| &cell.case))
         .filter(|case| !is_file(case))
         .collect();
-    let cache_folder = cache::folder_beside(folder);
+    let cache_folder = cache::folder();
     let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
     prepared.extend(files::prepare(inputs, &cache_folder)?);
 
@@ -430,21 +430,24 @@ fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<Ex
     println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
     let left_out = failed.iter().filter(|r| r.status.left_out()).count();
-    // Cells left out on purpose (unsupported, above a suite limit) are no failure: the
-    // count says them apart, as the report does.
+    let count = |status| failed.iter().filter(|r| r.status == status).count();
+    // Cells left out on purpose are no failure: the count says them apart, each under the
+    // word its records and the list below use (`unsupported`: beyond the structure's range
+    // or without the engine's toolchain; `skipped`: above a suite limit), as the report does.
     println!(
-        "{} cells recorded in {}: {} ok, {} failed, {} skipped",
+        "{} cells recorded in {}: {} ok, {} failed, {} unsupported, {} skipped",
         records.len(),
         results.path().display(),
         records.len() - failed.len(),
         failed.len() - left_out,
-        left_out
+        count(Status::Unsupported),
+        count(Status::Skipped)
     );
     for record in &failed {
         println!(
-            "  {}: {:?}: {}",
+            "  {}: {}: {}",
             cell_name(&record.key),
-            record.status,
+            record.status.as_str(),
             record.reason.as_deref().unwrap_or("")
         );
     }
