@@ -14,8 +14,7 @@ fn root() -> PathBuf {
 }
 
 fn read(relative: &str) -> String {
-    std::fs::read_to_string(root().join(relative))
-        .unwrap_or_else(|e| panic!("{relative}: {e}"))
+    std::fs::read_to_string(root().join(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
 /// The commands of a shell script, a continued line (`\` at its end) joined to the next:
