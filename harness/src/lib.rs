@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod environment;
 pub mod schema;
 pub mod selection;
+pub mod stats;
 pub mod table;
 
 use clap::{Parser, Subcommand};

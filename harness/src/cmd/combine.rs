@@ -12,9 +12,9 @@
 //! that does not measure what varies.
 
 use crate::cmd::compare::{Format, figures};
+use crate::stats::t_975;
 use crate::table::Table;
 use anyhow::{Context, bail};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,14 +85,6 @@ pub fn combine(values: &[f64]) -> Combined {
         deviation: Some(deviation),
         half_width: Some(t_975(runs as f64 - 1.0) * deviation / (runs as f64).sqrt()),
     }
-}
-
-/// The 97.5th percentile of Student's t with `degrees` of freedom: the factor of a
-/// two-sided 95% interval.
-pub fn t_975(degrees: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, degrees)
-        .map(|t| t.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN)
 }
 
 /// Runs the subcommand.

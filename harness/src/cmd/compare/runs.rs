@@ -12,8 +12,9 @@
 //! the interval `(m_B/m_A) · exp(±t · se)`. A side with one run gives no interval, and
 //! its row never says "differs".
 
-use crate::cmd::combine::{Combined, combined_cells, read_cells, t_975, table};
+use crate::cmd::combine::{Combined, combined_cells, read_cells, table};
 use crate::cmd::compare::Format;
+use crate::stats::t_975;
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
