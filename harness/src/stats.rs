@@ -78,6 +78,40 @@ pub fn t_975(degrees: f64) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The mean of the runs' figures for one cell and its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Combined {
+    /// Runs with figures for the cell.
+    pub runs: usize,
+    pub mean: f64,
+    /// The sample standard deviation over the runs (`None` with one run).
+    pub deviation: Option<f64>,
+    /// Half the width of the 95% interval of the mean (`None` with one run).
+    pub half_width: Option<f64>,
+}
+
+/// The mean of `values` (one per run) and its Student's t 95% interval.
+pub fn combine(values: &[f64]) -> Combined {
+    let runs = values.len();
+    let mean = values.iter().sum::<f64>() / runs as f64;
+    if runs < 2 {
+        return Combined {
+            runs,
+            mean,
+            deviation: None,
+            half_width: None,
+        };
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
+    let deviation = variance.sqrt();
+    Combined {
+        runs,
+        mean,
+        deviation: Some(deviation),
+        half_width: Some(t_975(runs as f64 - 1.0) * deviation / (runs as f64).sqrt()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
