@@ -5,10 +5,13 @@
 //! workload names its file and line, a bad flag names the flag.
 
 pub mod alloc;
+pub mod catalog;
 pub mod cmd;
 pub mod environment;
+pub mod runs;
 pub mod schema;
 pub mod selection;
+pub mod stats;
 pub mod table;
 
 use clap::{Parser, Subcommand};

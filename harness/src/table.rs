@@ -162,3 +162,82 @@ mod tests {
         );
     }
 }
+
+/// How `compare` and `rank` print.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for the terminal.
+    Text,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+}
+
+/// `rows` under `header` (a column named `>...` is right-aligned) as aligned text or a
+/// GitHub Markdown table.
+pub fn table(header: &[&str], rows: Vec<Vec<String>>, format: Format) -> String {
+    match format {
+        Format::Text => {
+            let mut table = Table::new(header);
+            for row in rows {
+                table.row(row);
+            }
+            table.render("") + "\n"
+        }
+        Format::Markdown => {
+            let names: Vec<&str> = header.iter().map(|h| h.trim_start_matches('>')).collect();
+            let rule: Vec<&str> = header
+                .iter()
+                .map(|h| if h.starts_with('>') { "---:" } else { "---" })
+                .collect();
+            let mut text = format!("| {} |\n| {} |\n", names.join(" | "), rule.join(" | "));
+            for row in rows {
+                text.push_str(&format!("| {} |\n", row.join(" | ")));
+            }
+            text
+        }
+    }
+}
+
+/// A GitHub-flavoured Markdown table; a column whose name starts with `>` is right-aligned
+/// (as [`Table::new`]). A `|` inside a cell is escaped.
+pub fn markdown_table(columns: &[&str], rows: &[Vec<String>]) -> String {
+    let escape = |cell: &str| cell.replace('|', "\\|");
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut out = line(
+        columns
+            .iter()
+            .map(|c| escape(c.trim_start_matches('>')))
+            .collect(),
+    );
+    out.push_str(&line(
+        columns
+            .iter()
+            .map(|c| if c.starts_with('>') { "---:" } else { "---" }.to_string())
+            .collect(),
+    ));
+    for row in rows {
+        out.push_str(&line(
+            (0..columns.len())
+                .map(|c| row.get(c).map_or(String::new(), |cell| escape(cell)))
+                .collect(),
+        ));
+    }
+    out
+}
+
+/// The mark after an engine's name in the tables of `rank` and `compare`.
+pub const ENGINE_MARK: &str = " [engine]";
+
+/// The legend line under a table that shows an engine.
+pub fn engine_legend(markdown: bool) -> String {
+    let line = format!(
+        "{}: {}",
+        ENGINE_MARK.trim(),
+        timerbench_report::ENGINE_LEGEND.trim_start_matches("engine: ")
+    );
+    if markdown {
+        format!("\n{line}")
+    } else {
+        format!("  {line}")
+    }
+}

@@ -1,7 +1,7 @@
 //! The `engine` section of a cell record (schema 4): what ran an engine cell, the
 //! external program of another runtime (`docs/engines.md`), and its own samples.
 
-use crate::schema::median_of;
+use crate::stats::median;
 use serde::{Deserialize, Serialize};
 
 /// What ran an engine cell and how its figures were made from the engine's own samples.
@@ -61,6 +61,6 @@ pub struct EngineInfo {
 impl EngineInfo {
     /// The median of `exchange_seconds` (NaN when there is none).
     pub fn median_exchange_seconds(&self) -> f64 {
-        median_of(self.exchange_seconds.clone())
+        median(&self.exchange_seconds)
     }
 }

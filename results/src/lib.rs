@@ -33,6 +33,7 @@ pub mod folder;
 pub mod histogram;
 pub mod live;
 pub mod schema;
+pub mod stats;
 pub mod summary;
 pub mod threads;
 pub mod version;

@@ -5,6 +5,7 @@
 //! cell did not verify: a wrong structure's speed is never reported. `FORMAT.md` beside
 //! this crate documents every field, with its unit, for readers that are not Rust.
 
+use crate::stats::median;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -158,7 +159,7 @@ impl Throughput {
         }
         let mut each: Vec<f64> = samples.chunks(per).map(relative_mad).collect();
         each.truncate(processes);
-        median_of(each)
+        median(&each)
     }
 }
 
@@ -510,25 +511,12 @@ impl CellRecord {
 
 /// A median and median absolute deviation of `samples`.
 pub fn spread(samples: Vec<f64>) -> Spread {
-    let median = median_of(samples.clone());
-    let deviations: Vec<f64> = samples.iter().map(|s| (s - median).abs()).collect();
+    let centre = median(&samples);
+    let deviations: Vec<f64> = samples.iter().map(|s| (s - centre).abs()).collect();
     Spread {
-        median,
-        mad: median_of(deviations),
+        median: centre,
+        mad: median(&deviations),
         samples,
-    }
-}
-
-pub(crate) fn median_of(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
     }
 }
 

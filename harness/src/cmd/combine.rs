@@ -11,14 +11,14 @@
 //! s / √n`. One run gives no interval, and the output says so rather than show a spread
 //! that does not measure what varies.
 
-use crate::cmd::compare::{Format, figures};
-use crate::table::Table;
-use anyhow::{Context, bail};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use crate::runs::{combined_cells, read_cells};
+use crate::stats::Combined;
+use crate::table::{Format, table};
+use anyhow::bail;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use timerbench_results::{CellKey, latest_by_cell, read_run};
+use timerbench_results::CellKey;
 
 /// Combine several results folders: each cell's mean ns/op over the runs with a 95%
 /// confidence interval (Student's t over the runs' medians; runs are the top level).
@@ -30,69 +30,6 @@ pub struct Args {
     /// `text` (aligned columns) or `markdown` (a GitHub table).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-}
-
-/// One run's cells: the median ns/op of each cell with figures.
-pub struct RunCells {
-    pub folder: PathBuf,
-    pub medians: BTreeMap<CellKey, f64>,
-}
-
-/// Reads the results folder `folder`: the latest record of each cell, its median ns/op
-/// where it has figures.
-pub fn read_cells(folder: &Path) -> anyhow::Result<RunCells> {
-    let files = read_run(folder).with_context(|| format!("run {}", folder.display()))?;
-    let latest = latest_by_cell(files.records.into_iter().map(|line| line.record));
-    let medians = latest
-        .into_iter()
-        .filter_map(|(key, record)| figures(&record).map(|f| (key, f.median)))
-        .collect();
-    Ok(RunCells {
-        folder: folder.to_path_buf(),
-        medians,
-    })
-}
-
-/// The mean of the runs' figures for one cell and its 95% interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Combined {
-    /// Runs with figures for the cell.
-    pub runs: usize,
-    pub mean: f64,
-    /// The sample standard deviation over the runs (`None` with one run).
-    pub deviation: Option<f64>,
-    /// Half the width of the 95% interval of the mean (`None` with one run).
-    pub half_width: Option<f64>,
-}
-
-/// The mean of `values` (one per run) and its Student's t 95% interval.
-pub fn combine(values: &[f64]) -> Combined {
-    let runs = values.len();
-    let mean = values.iter().sum::<f64>() / runs as f64;
-    if runs < 2 {
-        return Combined {
-            runs,
-            mean,
-            deviation: None,
-            half_width: None,
-        };
-    }
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
-    let deviation = variance.sqrt();
-    Combined {
-        runs,
-        mean,
-        deviation: Some(deviation),
-        half_width: Some(t_975(runs as f64 - 1.0) * deviation / (runs as f64).sqrt()),
-    }
-}
-
-/// The 97.5th percentile of Student's t with `degrees` of freedom: the factor of a
-/// two-sided 95% interval.
-pub fn t_975(degrees: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, degrees)
-        .map(|t| t.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN)
 }
 
 /// Runs the subcommand.
@@ -108,20 +45,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     print!("{}", render(&cells, runs.len(), args.format));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Every cell with figures in at least one run, combined over the runs that have it.
-pub fn combined_cells(runs: &[RunCells]) -> BTreeMap<CellKey, Combined> {
-    let mut values: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
-    for run in runs {
-        for (key, &median) in &run.medians {
-            values.entry(key.clone()).or_default().push(median);
-        }
-    }
-    values
-        .into_iter()
-        .map(|(key, values)| (key, combine(&values)))
-        .collect()
 }
 
 /// The table: one row per cell, and a closing line on what the interval means.
@@ -162,30 +85,4 @@ fn render(cells: &BTreeMap<CellKey, Combined>, runs: usize, format: Format) -> S
         )
     });
     text
-}
-
-/// `rows` under `header` (a column named `>...` is right-aligned) as aligned text or a
-/// GitHub Markdown table.
-pub fn table(header: &[&str], rows: Vec<Vec<String>>, format: Format) -> String {
-    match format {
-        Format::Text => {
-            let mut table = Table::new(header);
-            for row in rows {
-                table.row(row);
-            }
-            table.render("") + "\n"
-        }
-        Format::Markdown => {
-            let names: Vec<&str> = header.iter().map(|h| h.trim_start_matches('>')).collect();
-            let rule: Vec<&str> = header
-                .iter()
-                .map(|h| if h.starts_with('>') { "---:" } else { "---" })
-                .collect();
-            let mut text = format!("| {} |\n| {} |\n", names.join(" | "), rule.join(" | "));
-            for row in rows {
-                text.push_str(&format!("| {} |\n", row.join(" | ")));
-            }
-            text
-        }
-    }
 }

@@ -30,7 +30,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_report::thousands;
-use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, spread};
+use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run};
+
+pub use crate::runs::{Figures, MAD_TO_SIGMA, figures};
+pub use crate::table::{Format, markdown_table};
 
 mod lists;
 mod machine;
@@ -39,8 +42,6 @@ mod runs;
 
 /// How many combined standard deviations apart two medians must be to be beyond noise.
 pub const K: f64 = 3.0;
-/// The MAD of normally distributed samples times this estimates their standard deviation.
-pub const MAD_TO_SIGMA: f64 = 1.4826;
 /// The band of the last line's count: `K of N cells within ±5%`.
 const WITHIN: f64 = 0.05;
 
@@ -80,15 +81,6 @@ pub struct Args {
     /// Colour the rows beyond noise (text format): red slower, green faster.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-}
-
-/// How `compare` and `rank` print.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Aligned columns for the terminal.
-    Text,
-    /// GitHub-flavoured Markdown tables.
-    Markdown,
 }
 
 /// When to colour.
@@ -137,30 +129,6 @@ pub enum Verdict {
     Faster,
     /// A cell has fewer than two samples: no spread to judge by.
     Unknown,
-}
-
-/// A cell's figures: its median ns/op and the σ estimated from its samples' MAD (when it
-/// has at least two samples); `None` for a cell that did not verify.
-#[derive(Clone, Copy, Debug)]
-pub struct Figures {
-    pub median: f64,
-    pub sigma: Option<f64>,
-}
-
-/// The figures of `record`, when it verified and has a usable median.
-pub fn figures(record: &CellRecord) -> Option<Figures> {
-    if record.status != Status::Ok {
-        return None;
-    }
-    let ns = &record.throughput.as_ref()?.ns_per_op;
-    if !(ns.median.is_finite() && ns.median > 0.0) {
-        return None;
-    }
-    let sigma = (ns.samples.len() >= 2).then(|| MAD_TO_SIGMA * spread(ns.samples.clone()).mad);
-    Some(Figures {
-        median: ns.median,
-        sigma,
-    })
 }
 
 /// A cell's status for the list of cells without figures: its status word, or that an
@@ -334,33 +302,6 @@ fn check_filters(args: &Args, a: &Side, b: &Side) -> anyhow::Result<()> {
     }
     Ok(())
 }
-/// A GitHub-flavoured Markdown table; a column whose name starts with `>` is right-aligned
-/// (as [`Table::new`]). A `|` inside a cell is escaped.
-pub fn markdown_table(columns: &[&str], rows: &[Vec<String>]) -> String {
-    let escape = |cell: &str| cell.replace('|', "\\|");
-    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let mut out = line(
-        columns
-            .iter()
-            .map(|c| escape(c.trim_start_matches('>')))
-            .collect(),
-    );
-    out.push_str(&line(
-        columns
-            .iter()
-            .map(|c| if c.starts_with('>') { "---:" } else { "---" }.to_string())
-            .collect(),
-    ));
-    for row in rows {
-        out.push_str(&line(
-            (0..columns.len())
-                .map(|c| row.get(c).map_or(String::new(), |cell| escape(cell)))
-                .collect(),
-        ));
-    }
-    out
-}
-
 /// Nanoseconds per operation, about four significant digits: `12.35`, `123.5`, `12,386`.
 pub fn ns(value: f64) -> String {
     if value >= 10_000.0 {

@@ -322,7 +322,9 @@ fn row(name: &str, outcome: &Outcome) -> Vec<String> {
                 .trim()
                 .into(),
             "ok".into(),
-            median(&answer.samples_ns).map_or("-".into(), |m| format!("{m:.1}")),
+            (!answer.samples_ns.is_empty())
+                .then(|| crate::stats::median(&answer.samples_ns))
+                .map_or("-".into(), |m| format!("{m:.1}")),
             answer.unit.clone().unwrap_or_default(),
             answer.samples_ns.len().to_string(),
             spread(&answer.samples_ns).map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
@@ -371,17 +373,6 @@ fn gc_in_samples(answer: &Answer) -> String {
         format!("{total} in {hit}, {first} each")
     } else {
         format!("{total} in {hit}")
-    }
-}
-
-fn median(samples: &[f64]) -> Option<f64> {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
     }
 }
 

@@ -22,7 +22,7 @@
 //! gives a second reading, "p99 − own loaded": the run's p99 against a loop with the same
 //! input and no structure, right after it.
 
-use crate::cmd::ab::stats::median;
+use crate::stats::median;
 use crate::table::Table;
 use timerbench_results::live::{LiveRecord, Spread};
 

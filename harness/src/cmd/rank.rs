@@ -8,8 +8,8 @@
 //! Exact structures are ranked among themselves, the approximate ones apart with their
 //! lateness, and only one that verified every cell of a ranking can lead it.
 
-use crate::cmd::compare::{Format, markdown_table};
-use crate::table::{Table, duration};
+use crate::catalog::catalog;
+use crate::table::{ENGINE_MARK, Format, Table, duration, engine_legend, markdown_table};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             )
         })?,
     };
-    let rankings = rank_run(&folder, &crate::cmd::report::catalog())?;
+    let rankings = rank_run(&folder, &catalog())?;
     print!("{}", render(&folder, &rankings, args.format));
     Ok(ExitCode::SUCCESS)
 }
@@ -164,23 +164,6 @@ fn table(
     }
     if entries.iter().any(|e| e.engine) {
         let _ = writeln!(out, "{}", engine_legend(markdown));
-    }
-}
-
-/// The mark after an engine's name in the tables of `rank` and `compare`.
-pub const ENGINE_MARK: &str = " [engine]";
-
-/// The legend line under a table that shows an engine.
-pub fn engine_legend(markdown: bool) -> String {
-    let line = format!(
-        "{}: {}",
-        ENGINE_MARK.trim(),
-        timerbench_report::ENGINE_LEGEND.trim_start_matches("engine: ")
-    );
-    if markdown {
-        format!("\n{line}")
-    } else {
-        format!("  {line}")
     }
 }
 

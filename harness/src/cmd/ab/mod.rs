@@ -9,13 +9,13 @@
 //! replays at once, so that whatever else the machine does in that interval (the host's
 //! memory state, a neighbour's burst) hits both; the cores swap every round, so that a
 //! faster core favours neither. The ratio B/A of each round is the sample: its median, a
-//! bootstrap 95% interval and the verdict ([`stats`]) go into one record per cell in
+//! bootstrap 95% interval and the verdict ([`crate::stats`], [`verdict`]) go into one record per cell in
 //! `ab.jsonl` (`results/FORMAT.md`, *A/B records*). `--solo` adds a phase that times each
 //! side alone, to state how much the partner (shared cache, memory bandwidth) moves the
 //! absolute figure: the duet's ratio is what it resolves, not the absolute time.
 
 pub mod side;
-pub mod stats;
+pub mod verdict;
 
 mod build;
 mod duet;
@@ -273,9 +273,10 @@ fn duet_cell(
     }
     let [a, b] = merge_pairs(pair_sides);
     let ratios: Vec<f64> = groups.concat();
-    let median_ratio = stats::median(&ratios);
-    let interval = stats::bootstrap_interval_grouped(&groups, args.resamples, args.bootstrap_seed);
-    let verdict = stats::verdict(interval, args.margin / 100.0);
+    let median_ratio = crate::stats::median(&ratios);
+    let interval =
+        crate::stats::bootstrap_interval_grouped(&groups, args.resamples, args.bootstrap_seed);
+    let verdict = verdict::verdict(interval, args.margin / 100.0);
     let solo = solo.map(|(a_ns, b_ns, (solo_a, solo_b))| solo_record(&a_ns, &b_ns, solo_a, solo_b));
     Ok(AbRecord {
         workload: args.workload.clone(),
@@ -342,12 +343,12 @@ fn ratios(a_ns: &[u64], b_ns: &[u64]) -> Vec<f64> {
 fn solo_record(a_ns: &[u64], b_ns: &[u64], solo_a: Vec<u64>, solo_b: Vec<u64>) -> AbSolo {
     let as_f64 = |ns: &[u64]| ns.iter().map(|&n| n as f64).collect::<Vec<_>>();
     let effect = |duet: &[u64], solo: &[u64]| {
-        (stats::median(&as_f64(duet)) / stats::median(&as_f64(solo)) - 1.0) * 100.0
+        (crate::stats::median(&as_f64(duet)) / crate::stats::median(&as_f64(solo)) - 1.0) * 100.0
     };
     AbSolo {
         a_partner_effect_percent: effect(a_ns, &solo_a),
         b_partner_effect_percent: effect(b_ns, &solo_b),
-        solo_median_ratio: stats::median(&ratios(&solo_a, &solo_b)),
+        solo_median_ratio: crate::stats::median(&ratios(&solo_a, &solo_b)),
         a_ns: solo_a,
         b_ns: solo_b,
     }
@@ -356,9 +357,9 @@ fn solo_record(a_ns: &[u64], b_ns: &[u64], solo_a: Vec<u64>, solo_b: Vec<u64>) -
 /// What the terminal shows of one record.
 fn summary_line(record: &AbRecord) -> String {
     let verdict = match record.verdict.as_str() {
-        "slower" => stats::Verdict::Slower,
-        "faster" => stats::Verdict::Faster,
-        _ => stats::Verdict::NoChange,
+        "slower" => verdict::Verdict::Slower,
+        "faster" => verdict::Verdict::Faster,
+        _ => verdict::Verdict::NoChange,
     };
     let pairs = match &record.pairs {
         Some(pairs) => format!(" in {} pairs of processes", pairs.len()),
@@ -371,7 +372,7 @@ fn summary_line(record: &AbRecord) -> String {
         record.a.variant,
         record.b.variant,
         record.ratios.len(),
-        stats::describe(record.median_ratio, record.interval, verdict)
+        verdict::describe(record.median_ratio, record.interval, verdict)
     );
     if let Some(solo) = &record.solo {
         line.push_str(&format!(

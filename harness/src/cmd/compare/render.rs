@@ -84,11 +84,7 @@ fn table_row(row: &Row, with_memory: bool, markdown: bool) -> Vec<String> {
         if crate::schema::is_floor(&row.key.implementation) {
             format!("{} (not verified)", row.key.implementation)
         } else if row.engine {
-            format!(
-                "{}{}",
-                row.key.implementation,
-                crate::cmd::rank::ENGINE_MARK
-            )
+            format!("{}{}", row.key.implementation, crate::table::ENGINE_MARK)
         } else {
             row.key.implementation.clone()
         },
@@ -149,7 +145,7 @@ fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
     }
 
     if comparison.rows.iter().any(|r| r.engine) {
-        let _ = writeln!(out, "\n{}", crate::cmd::rank::engine_legend(true).trim());
+        let _ = writeln!(out, "\n{}", crate::table::engine_legend(true).trim());
     }
     if with_memory {
         let _ = writeln!(

@@ -6,14 +6,15 @@
 //! 1M moves with the host's memory state), so a difference judged by the noise within
 //! runs calls that movement a change. Here the runs are the top level (Kalibera and
 //! Jones, ISMM 2013): each side's cell is the mean of its runs' medians
-//! ([`combine`](crate::cmd::combine)), and the interval of the ratio comes from the
+//! ([`combine`](crate::stats::combine)), and the interval of the ratio comes from the
 //! variation between runs, by the delta method on the log of the ratio:
 //! `se² = s_A²/(n_A·m_A²) + s_B²/(n_B·m_B²)`, degrees of freedom by Welch–Satterthwaite,
 //! the interval `(m_B/m_A) · exp(±t · se)`. A side with one run gives no interval, and
 //! its row never says "differs".
 
-use crate::cmd::combine::{Combined, combined_cells, read_cells, t_975, table};
-use crate::cmd::compare::Format;
+use crate::runs::{combined_cells, read_cells};
+use crate::stats::{Combined, t_975};
+use crate::table::{Format, table};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,7 +112,7 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::combine::combine;
+    use crate::stats::combine;
 
     #[test]
     fn runs_that_agree_are_the_same_and_a_shift_beyond_their_spread_differs() {

@@ -2,14 +2,14 @@
 //! implementations that flip from one layout to another.
 //!
 //! A layout's figure for a cell is what `combine` reads from a run: the median ns/op over
-//! the cell's processes ([`read_cells`](crate::cmd::combine::read_cells)). A cell's spread
+//! the cell's processes ([`read_cells`](crate::runs::read_cells)). A cell's spread
 //! is `max / min − 1` over the layouts that have a figure, its coefficient of variation the
 //! sample standard deviation over the mean. An order is the ratio B/A of two
 //! implementations at one workload and size, taken within each layout's run (so the two
 //! figures share that run's conditions); it flips when A is faster in one layout and B in
 //! another, and such a pair is "layout-sensitive": no single build can say which is faster.
 
-use crate::cmd::combine::RunCells;
+use crate::runs::RunCells;
 use std::collections::BTreeMap;
 use timerbench_results::CellKey;
 

@@ -5,8 +5,8 @@
 //! *Layout studies*, has the columns.
 
 use super::spread::{CellSpread, Order, cell_spreads, flips_with, orders};
-use crate::cmd::combine::{read_cells, table};
-use crate::cmd::compare::Format;
+use crate::runs::read_cells;
+use crate::table::{Format, table};
 use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
 use timerbench_results::{RESULTS_FILE, write_atomically};

@@ -1,5 +1,5 @@
 //! Several runs of `timerbench reproduce` as one finding per experiment. A numeric figure
-//! becomes the mean over the runs with its 95% interval ([`crate::cmd::combine`]: Student's
+//! becomes the mean over the runs with its 95% interval ([`crate::stats::combine`]: Student's
 //! t over one number per run, the run being the top level of the repetition), judged by
 //! the rule on the mean and at every point of the interval, so that a verdict whose
 //! interval crosses a boundary of the rule says so and where. An ordering has no mean:
@@ -11,7 +11,7 @@
 use super::experiments::{FigureSpec, Rule};
 use super::figures::{Computed, Payload};
 use super::verdict::{band_edges, judge, judge_number, number_words};
-use crate::cmd::combine::combine;
+use crate::stats::combine;
 use anyhow::bail;
 use timerbench_results::{
     CellReading, CombinedBy, FINDINGS_SCHEMA, FigureRuns, FigureValue, Finding, FindingRuns,

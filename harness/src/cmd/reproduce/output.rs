@@ -62,7 +62,7 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<()> {
         for finding in &findings.experiments {
             let run = folder.join(&finding.folder);
             if run.join(timerbench_results::RESULTS_FILE).is_file() {
-                crate::cmd::report::write_report(
+                crate::catalog::write_report(
                     std::slice::from_ref(&run),
                     &run.join(timerbench_results::REPORT_FILE),
                     None,
@@ -77,7 +77,7 @@ pub fn write_all(folder: &Path, findings: &Findings) -> anyhow::Result<()> {
 /// the runs, when combined).
 pub fn table(findings: &Findings) -> String {
     let (columns, rows) = columns_and_rows(findings);
-    crate::cmd::compare::markdown_table(&columns, &rows)
+    crate::table::markdown_table(&columns, &rows)
 }
 
 /// The width the terminal form wraps its text to.

@@ -426,7 +426,7 @@ fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<Ex
     let records = read_records(results.path())?;
     write_summary(folder, &records)?;
     let report = folder.join(REPORT_FILE);
-    crate::cmd::report::write_report(&[folder.to_path_buf()], &report, None)?;
+    crate::catalog::write_report(&[folder.to_path_buf()], &report, None)?;
     println!("report: {}", report.display());
     let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
     let left_out = failed.iter().filter(|r| r.status.left_out()).count();

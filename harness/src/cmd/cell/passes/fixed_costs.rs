@@ -12,6 +12,7 @@
 //! pass runs after the throughput pass, with allocation counting already off.
 
 use crate::schema::FixedCosts;
+use crate::stats::median;
 use std::time::Instant;
 use timerbench_impls::{EmptyTime, TimerQueue, Variant};
 
@@ -53,16 +54,11 @@ pub(in crate::cmd::cell) fn fixed_costs<Q: TimerQueue<u64>>(variant: &Variant) -
     // Nothing was due: the far timer lies past every round's clock.
     assert_eq!(fired, 0, "an idle advance fired a timer");
     FixedCosts {
-        idle_advance_ns: median(&mut advances),
-        start_stop_ns: median(&mut pairs),
+        idle_advance_ns: median(&advances),
+        start_stop_ns: median(&pairs),
         calls: CALLS,
         rounds: ROUNDS,
     }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 #[cfg(test)]
