@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod catalog;
 pub mod cmd;
+pub mod engines;
 pub mod environment;
 pub mod runs;
 pub mod schema;
