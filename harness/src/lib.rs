@@ -7,7 +7,10 @@
 pub mod alloc;
 pub mod catalog;
 pub mod cmd;
+pub mod engines;
 pub mod environment;
+pub mod flags;
+pub mod folders;
 pub mod runs;
 pub mod schema;
 pub mod selection;
@@ -16,8 +19,8 @@ pub mod table;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    ab, cell, combine, compare, engine, generate, import, layouts, list, live, live_tcp, rank,
-    replay, report, reproduce, run, threads,
+    ab, cell, combine, compare, engine, generate, import, layouts, list, live, rank, replay,
+    report, reproduce, run, threads,
 };
 use std::process::ExitCode;
 
@@ -47,7 +50,7 @@ enum Command {
     Engine(engine::Args),
     Live(live::Args),
     #[command(name = "live-tcp-client", hide = true)]
-    LiveTcpClient(live_tcp::ClientCommand),
+    LiveTcpClient(live::live_tcp::ClientCommand),
     Ab(ab::Args),
     Combine(combine::Args),
     Layouts(layouts::Args),
@@ -72,7 +75,7 @@ pub fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Engine(args) => engine::run(&args),
         Command::Live(args) => live::run(&args),
-        Command::LiveTcpClient(args) => live_tcp::run_client(&args),
+        Command::LiveTcpClient(args) => live::live_tcp::run_client(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Combine(args) => combine::run(&args),
         Command::Layouts(args) => layouts::run(&args),

@@ -7,14 +7,18 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::{assert_fails_with, text, timerbench_in};
-use timerbench::cmd::engine::build::{self, Engine, Toolchain};
 use timerbench::cmd::engine::protocol::{Request, Sampling};
 use timerbench::cmd::engine::{Outcome, run_engine};
+use timerbench::engines::{self, Engine, Toolchain, build};
 
 const FAKE: Engine = Engine {
     name: "fake",
     toolchain: Toolchain::Shell,
     verifies: true,
+    replays: true,
+    lateness: false,
+    ticked: false,
+    live: false,
 };
 
 const QUICK: Sampling = Sampling {
@@ -277,7 +281,7 @@ fn jdk_engines_replay_like_the_reference_model() {
     }
     workloads.sort();
     let replaying = ["jdk-delay-queue", "jdk-priority-queue"];
-    for engine in build::ENGINES
+    for engine in engines::ENGINES
         .iter()
         .filter(|e| replaying.contains(&e.name))
     {
@@ -345,7 +349,7 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
     let dir = tempfile::tempdir().unwrap();
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines");
     let names = ["go-runtime", "jdk-scheduled-executor", "netty-hashed-wheel"];
-    for engine in build::ENGINES.iter().filter(|e| names.contains(&e.name)) {
+    for engine in engines::ENGINES.iter().filter(|e| names.contains(&e.name)) {
         let argv = match build::build(engine, &sources, &dir.path().join("build")) {
             Ok(argv) => argv,
             Err(build::NotBuilt::Unsupported(why)) => {
@@ -377,7 +381,7 @@ fn real_clock_engines_run_start_stop_pairs_and_refuse_replays() {
                 assert_eq!(answer.samples_gc_count.len(), 1, "{}", engine.name);
                 assert_eq!(answer.samples_gc_ms.len(), 1, "{}", engine.name);
                 if engine.name != "go-runtime" {
-                    for flag in build::JVM_FLAGS {
+                    for flag in engines::JVM_FLAGS {
                         assert!(answer.runtime_flags.iter().any(|f| f == flag), "{flag}");
                     }
                     assert_eq!(answer.samples_jit_ms.len(), 1);
@@ -467,7 +471,7 @@ fn jvm_replay_samples_hold_the_same_collections() {
         max_warmup: 2,
     };
     for name in ["jdk-priority-queue", "jdk-delay-queue"] {
-        let engine = build::ENGINES.iter().find(|e| e.name == name).unwrap();
+        let engine = engines::ENGINES.iter().find(|e| e.name == name).unwrap();
         let argv = build::build(engine, &sources, &dir.path().join("build")).expect("javac builds");
         let request = Request::Replay {
             workload: workload.clone(),
@@ -524,7 +528,7 @@ fn a_failed_build_carries_the_compilers_message() {
         "class Engine { oops }\n",
     )
     .unwrap();
-    let engine = build::ENGINES
+    let engine = engines::ENGINES
         .iter()
         .find(|e| e.name == "jdk-delay-queue")
         .unwrap();

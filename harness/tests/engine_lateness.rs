@@ -7,9 +7,9 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::{assert_fails_with, text, timerbench_in};
-use timerbench::cmd::engine::build::{self, NotBuilt};
 use timerbench::cmd::engine::lateness::{LatenessAnswer, LatenessRequest, check};
 use timerbench::cmd::engine::protocol::{self, Request, Sampling};
+use timerbench::engines::{self, build, build::NotBuilt};
 
 const QUICK: Sampling = Sampling {
     samples: 1,
@@ -154,7 +154,7 @@ fn netty_and_the_jdk_executor_fire_every_timer_late_and_count_their_wakeups() {
     let build_dir = dir.path().join("build");
     let mut builder = build::Builder::new(&sources, &build_dir);
     let mut argv = |name: &str| {
-        let engine = build::ENGINES.iter().find(|e| e.name == name).unwrap();
+        let engine = engines::ENGINES.iter().find(|e| e.name == name).unwrap();
         match builder.build(engine) {
             Ok(argv) => Some(argv),
             Err(NotBuilt::Unsupported(why)) => {

@@ -235,7 +235,7 @@ fn go_run(folder: &Path, path: Option<&Path>) -> std::process::Output {
 
 #[test]
 fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() {
-    if !timerbench::cmd::engine::build::on_path("go") {
+    if !timerbench::engines::build::on_path("go") {
         eprintln!("skipped: no `go` here (apt-get install golang-go)");
         return;
     }

@@ -6,15 +6,15 @@
 //! expiry log is reported as such with its stderr's last lines, and the others go on; the
 //! command then exits non-zero. Timings are the engine's own, taken inside its process.
 
-pub mod build;
 pub mod lateness;
 pub mod lateness_record;
 pub mod protocol;
 pub mod verify;
 
+use crate::engines::build::{self, NotBuilt};
+use crate::engines::{Engine, select};
 use crate::table::Table;
 use anyhow::Context;
-use build::{ENGINES, Engine, NotBuilt};
 use protocol::{Answer, Exchange, Failure, Request, Sampling};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -165,7 +165,7 @@ fn run_lateness(args: &Args, selected: Vec<&'static Engine>) -> anyhow::Result<E
     }
     let engines: Vec<&'static Engine> = selected
         .into_iter()
-        .filter(|e| !args.engines.is_empty() || lateness::LATENESS_ENGINES.contains(&e.name))
+        .filter(|e| !args.engines.is_empty() || e.lateness)
         .collect();
     let sampling = Sampling {
         samples: args.samples,
@@ -248,21 +248,6 @@ fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// The engines named, in table order, or all; an unknown name is an error naming the flag.
-pub fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
-    if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
-        let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
-        anyhow::bail!(
-            "--engine {unknown}: no such engine (known: {})",
-            known.join(", ")
-        );
-    }
-    Ok(ENGINES
-        .iter()
-        .filter(|e| names.is_empty() || names.iter().any(|n| n == e.name))
-        .collect())
 }
 
 /// One exchange with a built engine, its replay verified against `program` when it has one.

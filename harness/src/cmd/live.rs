@@ -2,7 +2,11 @@
 //! each wait strategy, with the bare baseline beside it (the driver is the
 //! `timerbench-live` crate; `docs/live.md` says how to read it).
 
-use crate::cmd::{live_tables, live_tcp};
+pub mod live_tables;
+pub mod live_tcp;
+
+use crate::flags::parse_duration;
+use crate::folders::free_folder;
 use anyhow::{anyhow, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -173,29 +177,6 @@ fn parse_param(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
         _ => Err(format!("`{text}` is not KEY=VALUE")),
-    }
-}
-
-/// A duration with its unit (`ns`, `us`, `ms`, `s`), in nanoseconds; above 0.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| format!("`{text}`: give a unit: ns, us, ms or s (e.g. 1ms)"))?;
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("`{text}`: a whole number then a unit, e.g. 250us"))?;
-    let scale = match unit {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        _ => return Err(format!("`{text}`: the unit is ns, us, ms or s")),
-    };
-    match number.checked_mul(scale) {
-        Some(0) => Err(format!("`{text}`: must be above 0")),
-        Some(ns) => Ok(ns),
-        None => Err(format!("`{text}`: too long")),
     }
 }
 
@@ -403,10 +384,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for config in &configs {
         timerbench_live::preflight(config).map_err(|e| anyhow!(e))?;
     }
-    let folder = args
-        .out
-        .clone()
-        .unwrap_or_else(|| crate::cmd::run::free_folder("live-"));
+    let folder = args.out.clone().unwrap_or_else(|| free_folder("live-"));
     let machine = Machine {
         started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         git_revision: crate::environment::git_revision(),
@@ -564,24 +542,4 @@ fn engine_base(
         },
         client_cpu: if smoke { None } else { args.feeder_cpu },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-
-    #[test]
-    fn durations_need_a_unit_and_a_positive_value() {
-        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
-        assert_eq!(parse_duration("250us"), Ok(250_000));
-        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
-        assert!(parse_duration("5").unwrap_err().contains("unit"));
-        assert!(parse_duration("0ms").unwrap_err().contains("above 0"));
-        assert!(
-            parse_duration("3h")
-                .unwrap_err()
-                .contains("ns, us, ms or s")
-        );
-        assert!(parse_duration("ms").is_err());
-    }
 }

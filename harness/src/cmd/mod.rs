@@ -11,8 +11,6 @@ pub mod import;
 pub mod layouts;
 pub mod list;
 pub mod live;
-pub mod live_tables;
-pub mod live_tcp;
 pub mod rank;
 pub mod replay;
 pub mod report;

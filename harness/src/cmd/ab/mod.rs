@@ -141,7 +141,7 @@ fn parse_seconds(text: &str) -> Result<u64, String> {
     if text.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
         return Ok(0);
     }
-    crate::cmd::live::parse_duration(text)
+    crate::flags::parse_duration(text)
 }
 
 fn parse_margin(text: &str) -> Result<f64, String> {

@@ -7,21 +7,15 @@
 //! live with `--wait tick`) reads beside Netty itself; `--live-workload` writes the same
 //! timers as a workload file for that live run.
 
-use super::build::{Builder, Engine, NotBuilt};
 use super::protocol::{self, Answer, Failure, Request, Sampling};
+use crate::engines::Engine;
+use crate::engines::build::{Builder, NotBuilt};
 use crate::table::Table;
 use anyhow::Context;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// The engines that run the lateness microbenchmark, when none is named.
-pub const LATENESS_ENGINES: &[&str] =
-    &["go-runtime", "jdk-scheduled-executor", "netty-hashed-wheel"];
-
-/// The engines whose timer has a tick (`tick-ms`); the others run once, deadline-driven.
-pub const TICKED: &[&str] = &["netty-hashed-wheel"];
 
 /// The flags of `--micro lateness`.
 #[derive(clap::Args, Debug, Clone)]
@@ -215,7 +209,7 @@ pub fn run(
     }
     let mut rows = Vec::new();
     for engine in engines {
-        let engine_ticks: Vec<Option<u64>> = if TICKED.contains(&engine.name) {
+        let engine_ticks: Vec<Option<u64>> = if engine.ticked {
             ticks.iter().copied().map(Some).collect()
         } else {
             vec![None]

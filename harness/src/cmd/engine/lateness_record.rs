@@ -7,9 +7,10 @@
 //! and CPU) and leaves empty what only the live loop measures (the bare loop, the parts of
 //! the lateness, the arrivals, the useless wake-ups).
 
-use super::build::{Builder, Engine, NotBuilt};
 use super::lateness::{LatenessAnswer, LatenessRequest, Phase};
 use super::protocol::{self, Answer, PROTOCOL, Request, Sampling};
+use crate::engines::Engine;
+use crate::engines::build::{Builder, NotBuilt};
 use std::path::Path;
 use std::time::Duration;
 use timerbench_results::live::{LIVE_SCHEMA, LatenessParts, LiveEngine, LiveRecord, Spread, Usage};

@@ -93,7 +93,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let folder = args
         .out
         .clone()
-        .unwrap_or_else(|| run::free_folder("layouts-"));
+        .unwrap_or_else(|| crate::folders::free_folder("layouts-"));
     if args.summarize {
         summary::summarize(&folder)?;
         return Ok(ExitCode::SUCCESS);

@@ -398,7 +398,7 @@ fn by_run(runs: &[(&str, &Finding)]) -> Judged {
             FigureValue {
                 text: Some(text),
                 value: None,
-                verdict: median(&verdicts),
+                verdict: median_verdict(&verdicts),
                 runs: Some(FigureRuns {
                     values: vec![None; runs.len()],
                     within: distinct(&verdicts),
@@ -411,7 +411,7 @@ fn by_run(runs: &[(&str, &Finding)]) -> Judged {
         })
         .collect();
     let verdicts: Vec<Verdict> = runs.iter().map(|(_, f)| f.verdict).collect();
-    let verdict = median(&verdicts);
+    let verdict = median_verdict(&verdicts);
     let within = distinct(&verdicts);
     let count = runs.len();
     let note = if within.len() == 1 {
@@ -432,7 +432,7 @@ fn by_run(runs: &[(&str, &Finding)]) -> Judged {
 
 /// The middle verdict of the runs' (the worse of the two middle ones for an even count:
 /// a tie between runs is not settled in the claim's favour).
-pub fn median(verdicts: &[Verdict]) -> Verdict {
+pub fn median_verdict(verdicts: &[Verdict]) -> Verdict {
     let mut sorted = verdicts.to_vec();
     sorted.sort();
     sorted

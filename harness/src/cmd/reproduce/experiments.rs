@@ -335,7 +335,7 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Experiment>> {
             Variant::parse(implementation)
                 .map_err(|why| fail(format!("implementations: {why}")))?;
         }
-        crate::cmd::engine::select(&experiment.engines)
+        crate::engines::select(&experiment.engines)
             .map_err(|why| fail(format!("engines: {why:#}")))?;
         for field in std::iter::once(&experiment.field).chain(&experiment.shown) {
             super::figures::check_field(field).map_err(fail)?;

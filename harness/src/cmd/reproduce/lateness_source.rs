@@ -11,9 +11,10 @@
 use super::experiments::Experiment;
 use super::live_source::{check_field, read_value, run_one};
 use super::sources::{Measured, Reading, finite, record_path};
-use crate::cmd::engine::build::{Builder, Engine};
-use crate::cmd::engine::lateness::{LatenessRequest, TICKED, write_live_workload};
+use crate::cmd::engine::lateness::{LatenessRequest, write_live_workload};
 use crate::cmd::engine::lateness_record::{self, ENGINE_OK, NoRecord};
+use crate::engines::build::Builder;
+use crate::engines::{Engine, names_where, select};
 use anyhow::Context;
 use serde::Deserialize;
 use std::path::Path;
@@ -77,13 +78,12 @@ impl LatenessSource {
         if experiment.engines.is_empty() {
             return Err("a lateness experiment needs an engine".to_string());
         }
-        let engines = crate::cmd::engine::select(&experiment.engines)
-            .map_err(|why| format!("engines: {why:#}"))?;
-        if let Some(engine) = engines.iter().find(|e| !TICKED.contains(&e.name)) {
+        let engines = select(&experiment.engines).map_err(|why| format!("engines: {why:#}"))?;
+        if let Some(engine) = engines.iter().find(|e| !e.ticked) {
             return Err(format!(
                 "engines: `{}` has no tick; a lateness experiment sweeps the tick ({})",
                 engine.name,
-                TICKED.join(", ")
+                names_where(|e| e.ticked)
             ));
         }
         for implementation in &experiment.implementations {
@@ -159,8 +159,8 @@ impl LatenessSource {
         let file = run_folder.join(&file_name);
         write_live_workload(&file, shape.timers, shape.spread_ms, longest)?;
         let workload = file.display().to_string();
-        let engines = crate::cmd::engine::select(&experiment.engines)?;
-        let sources = crate::cmd::run::engines::sources();
+        let engines = select(&experiment.engines)?;
+        let sources = crate::engines::sources();
         let mut builder = Builder::new(&sources, build);
         let mut runs: Vec<(u64, String, Run)> = Vec::new();
         for &tick in &points {

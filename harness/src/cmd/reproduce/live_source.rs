@@ -12,7 +12,7 @@ use super::sources::{
     Measured, Reading, check_family_and_choices, derived_names, finite, param_words, record_path,
     unknown_field,
 };
-use crate::cmd::live::parse_duration;
+use crate::flags::parse_duration;
 use anyhow::Context;
 use clap::Parser;
 use serde::Deserialize;

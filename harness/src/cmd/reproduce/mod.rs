@@ -504,7 +504,7 @@ fn pasteable(words: &[String]) -> String {
 
 /// `results/reproduce-<date>-<host>-<git rev>`, `-2`, `-3`... when it exists.
 fn default_folder() -> PathBuf {
-    crate::cmd::run::free_folder("reproduce-")
+    crate::folders::free_folder("reproduce-")
 }
 
 #[cfg(test)]

@@ -18,9 +18,10 @@
 
 use super::cache::Prepared;
 use super::{Args, case_id};
-use crate::cmd::engine::build::{self, Engine, NotBuilt};
 use crate::cmd::engine::protocol::{Answer, PROTOCOL, Request, Sampling};
 use crate::cmd::engine::{self as engine_cmd, Outcome};
+use crate::engines::build::{self, NotBuilt};
+use crate::engines::{Engine, select, sources};
 use crate::schema::{
     CellDefinition, CellKey, CellRecord, EngineInfo, Status, Throughput, identity, spread,
 };
@@ -39,15 +40,6 @@ const MAX_WARMUP: u32 = 50;
 
 /// The workload family the micro-only engines' start+stop microbenchmark models.
 const START_STOP: &str = "start-stop";
-
-/// The engines that replay a workload in virtual time; the others run only the start+stop
-/// microbenchmark on the real clock.
-fn replays(engine: &Engine) -> bool {
-    matches!(
-        engine.name,
-        "null" | "jdk-delay-queue" | "jdk-priority-queue"
-    )
-}
 
 /// One planned engine cell: a workload at one size, run by one engine.
 pub(super) struct EngineCell {
@@ -83,7 +75,7 @@ pub(super) fn plan(args: &Args, cases: &[Case]) -> anyhow::Result<Vec<EngineCell
     if args.engines.is_empty() {
         return Ok(Vec::new());
     }
-    let engines = engine_cmd::select(&args.engines)?;
+    let engines = select(&args.engines)?;
     Ok(cases
         .iter()
         .flat_map(|case| {
@@ -136,16 +128,6 @@ impl Engines {
     }
 }
 
-/// The engines' sources: `engines/` in the working directory (a clone's root), else the
-/// source tree this timerbench was built from.
-pub(crate) fn sources() -> PathBuf {
-    let here = PathBuf::from("engines");
-    if here.is_dir() {
-        return here;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines")
-}
-
 /// How engine cells are sampled: the run's settings.
 pub(super) struct Settings {
     pub processes: u32,
@@ -176,7 +158,7 @@ pub(super) fn measure(
     engines: &mut Engines,
 ) -> CellRecord {
     let started = Instant::now();
-    let precision = if cell.engine.verifies && replays(cell.engine) {
+    let precision = if cell.engine.verifies && cell.engine.replays {
         "exact"
     } else {
         "engine: not verified (runs on the real clock, or does nothing)"
@@ -211,7 +193,7 @@ fn run_processes(
         engine: Some(info(cell.engine, None)),
         ..base.clone()
     };
-    let micro_only = !replays(cell.engine);
+    let micro_only = !cell.engine.replays;
     if micro_only && (cell.case.family != START_STOP || !cell.case.spec.params.is_empty()) {
         return left_out(
             Status::Unsupported,
@@ -346,7 +328,7 @@ fn info(engine: &Engine, answer: Option<&Answer>) -> EngineInfo {
             .and_then(|a| a.between_samples.clone())
             .unwrap_or_default(),
         protocol: PROTOCOL,
-        mode: if replays(engine) {
+        mode: if engine.replays {
             "replay".into()
         } else {
             "micro start-stop".into()

@@ -43,6 +43,7 @@ mod progress;
 mod resume;
 
 use crate::environment;
+use crate::folders::free_folder;
 use crate::schema::{CellDefinition, CellKey, CellRecord, Status};
 use crate::selection::Selection;
 use anyhow::{Context, bail};
@@ -501,24 +502,4 @@ fn case_id(case: &Case) -> String {
         return files::id(sha256.map_or("", |(_, v)| v.as_str()));
     }
     command_line(&case.family, &case.spec)
-}
-
-/// `results/<prefix><date>-<host>-<git rev>`, or with `-2`, `-3`... when that exists: a
-/// results folder no earlier run holds (`timerbench reproduce` uses the prefix
-/// `reproduce-`).
-pub(crate) fn free_folder(prefix: &str) -> PathBuf {
-    let date = chrono::Utc::now().format("%Y-%m-%d");
-    let base = format!(
-        "{prefix}{date}-{}-{}",
-        environment::host(),
-        environment::git_revision()
-    );
-    let root = Path::new("results");
-    let mut folder = root.join(&base);
-    let mut n = 2;
-    while folder.exists() {
-        folder = root.join(format!("{base}-{n}"));
-        n += 1;
-    }
-    folder
 }

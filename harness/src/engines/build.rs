@@ -1,105 +1,10 @@
-//! The engines and how each is built from its source in `engines/` into the build
-//! directory, when its toolchain is on this machine.
+//! How each engine is built from its source in `engines/` into the build directory, when
+//! its toolchain is on this machine.
 
+use super::{Engine, JVM_FLAGS, NETTY_COMMON_JAR, Toolchain};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// What builds and runs an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Toolchain {
-    /// A POSIX shell script, run with `sh`.
-    Shell,
-    /// Go (`go build`), Debian's `golang-go`.
-    Go,
-    /// Java (`javac`, `java`), Debian's `default-jdk-headless`.
-    Java,
-    /// Java and Netty's `netty-common.jar`, Debian's `libnetty-java`.
-    Netty,
-}
-
-/// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
-/// `runtime_flags`. A fixed heap (`-Xms` = `-Xmx`), touched at start, so that it never
-/// resizes and no sample pays for touching new pages; a fixed young generation, large
-/// enough for an iteration's garbage; the serial collector: its collections stop the
-/// engine's thread and run on one thread, with no concurrent collector work on the second
-/// core beside the timers' worker, and the cheapest write barrier.
-pub const JVM_FLAGS: &[&str] = &[
-    "-Xms1g",
-    "-Xmx1g",
-    "-Xmn512m",
-    "-XX:+AlwaysPreTouch",
-    "-XX:+UseSerialGC",
-];
-
-/// Where Debian's `libnetty-java` puts the jar that holds `HashedWheelTimer`.
-pub const NETTY_COMMON_JAR: &str = "/usr/share/java/netty-common.jar";
-
-impl Toolchain {
-    /// The command that installs it where it is missing.
-    pub fn install(self) -> &'static str {
-        match self {
-            Toolchain::Shell => "apt-get install dash",
-            Toolchain::Go => "apt-get install golang-go",
-            Toolchain::Java => "apt-get install default-jdk-headless",
-            Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
-        }
-    }
-
-    /// The programs it needs on `PATH`.
-    fn programs(self) -> &'static [&'static str] {
-        match self {
-            Toolchain::Shell => &["sh"],
-            Toolchain::Go => &["go"],
-            Toolchain::Java | Toolchain::Netty => &["javac", "java"],
-        }
-    }
-}
-
-/// One engine of the protocol.
-#[derive(Debug, Clone, Copy)]
-pub struct Engine {
-    /// Its name on the command line and in the table.
-    pub name: &'static str,
-    /// What builds and runs it.
-    pub toolchain: Toolchain,
-    /// Whether its replay's log is verified: false for the null engine, which does nothing.
-    pub verifies: bool,
-}
-
-/// Every engine, in table order.
-pub const ENGINES: &[Engine] = &[
-    Engine {
-        name: "null",
-        toolchain: Toolchain::Shell,
-        verifies: false,
-    },
-    Engine {
-        name: "go-runtime",
-        toolchain: Toolchain::Go,
-        verifies: true,
-    },
-    Engine {
-        name: "jdk-delay-queue",
-        toolchain: Toolchain::Java,
-        verifies: true,
-    },
-    Engine {
-        name: "jdk-priority-queue",
-        toolchain: Toolchain::Java,
-        verifies: true,
-    },
-    Engine {
-        name: "jdk-scheduled-executor",
-        toolchain: Toolchain::Java,
-        verifies: true,
-    },
-    Engine {
-        name: "netty-hashed-wheel",
-        toolchain: Toolchain::Netty,
-        verifies: true,
-    },
-];
 
 /// Why an engine has no command to run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,10 +4,11 @@
 //! hidden `live-tcp-client` subcommand the server starts, the engines' servers
 //! (`--engine`), and the table of its figures.
 
-use crate::cmd::engine::build::{self, NotBuilt};
+use crate::engines::build::{self, NotBuilt};
+use crate::engines::{ENGINES, names_where, sources};
 use crate::table::Table;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use timerbench_live::engine_record;
 use timerbench_live::engine_server::{self, EngineConfig};
@@ -20,9 +21,6 @@ use timerbench_workloads::families::GenSpec;
 
 /// The engine with a live keepalive server: Go's (`engines/go/keepalive.go`).
 pub const GO_ENGINE: &str = "go-runtime";
-
-/// The engines `--engine` may name: those with a live server.
-const LIVE_ENGINES: &[&str] = &[GO_ENGINE];
 
 /// Connections by default in the TCP mode: the seed's server.
 pub const DEFAULT_CONNECTIONS: u64 = 100_000;
@@ -135,23 +133,16 @@ pub fn keepalive_spec(
 
 /// Refuses, before anything runs, an engine without a live server.
 pub fn check_engines(names: &[String]) -> anyhow::Result<()> {
-    match names.iter().find(|n| !LIVE_ENGINES.contains(&n.as_str())) {
+    match names
+        .iter()
+        .find(|n| !ENGINES.iter().any(|e| e.live && e.name == n.as_str()))
+    {
         Some(name) => anyhow::bail!(
             "--engine {name}: no live keepalive server; the engines with one: {}",
-            LIVE_ENGINES.join(", ")
+            names_where(|e| e.live)
         ),
         None => Ok(()),
     }
-}
-
-/// The engines' sources: `engines/` in the working directory (a clone's root), else the
-/// source tree this timerbench was built from (as `run --engine` finds them).
-fn engine_sources() -> PathBuf {
-    let here = PathBuf::from("engines");
-    if here.is_dir() {
-        return here;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines")
 }
 
 /// Builds engine `name` into `build_dir` and runs its server over `schedule` with `base`'s
@@ -166,11 +157,11 @@ pub fn run_engine(
 ) -> LiveRecord {
     let mut config = base.clone();
     config.name = name.to_string();
-    let engine = build::ENGINES
+    let engine = ENGINES
         .iter()
         .find(|e| e.name == name)
         .expect("check_engines lets only built engines through");
-    match build::build(engine, &engine_sources(), build_dir) {
+    match build::build(engine, &sources(), build_dir) {
         Ok(argv) => {
             config.server = argv.into_iter().map(OsString::from).collect();
             config.server.push("live-tcp".into());

@@ -1,0 +1,172 @@
+//! The engine registry: every engine of the protocol (docs/engines.md) in one table, each
+//! fact about an engine a field of its row, so that `engine`, `run --engine`, `live --tcp`
+//! and `reproduce` read them from here rather than keep lists of names of their own.
+
+pub mod build;
+
+use std::path::{Path, PathBuf};
+
+/// What builds and runs an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Toolchain {
+    /// A POSIX shell script, run with `sh`.
+    Shell,
+    /// Go (`go build`), Debian's `golang-go`.
+    Go,
+    /// Java (`javac`, `java`), Debian's `default-jdk-headless`.
+    Java,
+    /// Java and Netty's `netty-common.jar`, Debian's `libnetty-java`.
+    Netty,
+}
+
+/// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
+/// `runtime_flags`. A fixed heap (`-Xms` = `-Xmx`), touched at start, so that it never
+/// resizes and no sample pays for touching new pages; a fixed young generation, large
+/// enough for an iteration's garbage; the serial collector: its collections stop the
+/// engine's thread and run on one thread, with no concurrent collector work on the second
+/// core beside the timers' worker, and the cheapest write barrier.
+pub const JVM_FLAGS: &[&str] = &[
+    "-Xms1g",
+    "-Xmx1g",
+    "-Xmn512m",
+    "-XX:+AlwaysPreTouch",
+    "-XX:+UseSerialGC",
+];
+
+/// Where Debian's `libnetty-java` puts the jar that holds `HashedWheelTimer`.
+pub const NETTY_COMMON_JAR: &str = "/usr/share/java/netty-common.jar";
+
+impl Toolchain {
+    /// The command that installs it where it is missing.
+    pub fn install(self) -> &'static str {
+        match self {
+            Toolchain::Shell => "apt-get install dash",
+            Toolchain::Go => "apt-get install golang-go",
+            Toolchain::Java => "apt-get install default-jdk-headless",
+            Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
+        }
+    }
+
+    /// The programs it needs on `PATH`.
+    fn programs(self) -> &'static [&'static str] {
+        match self {
+            Toolchain::Shell => &["sh"],
+            Toolchain::Go => &["go"],
+            Toolchain::Java | Toolchain::Netty => &["javac", "java"],
+        }
+    }
+}
+
+/// One engine of the protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Engine {
+    /// Its name on the command line and in the table.
+    pub name: &'static str,
+    /// What builds and runs it.
+    pub toolchain: Toolchain,
+    /// Whether its replay's log is verified: false for the null engine, which does nothing.
+    pub verifies: bool,
+    /// Whether it replays a workload in virtual time; the others run only the start+stop
+    /// microbenchmark on the real clock (`run --engine` makes them `unsupported` on any
+    /// other workload).
+    pub replays: bool,
+    /// Whether `engine --micro lateness` runs it when no `--engine` is named.
+    pub lateness: bool,
+    /// Whether its timer has a tick (`tick-ms`); the others run once, deadline-driven.
+    pub ticked: bool,
+    /// Whether it has a live keepalive server (`live --tcp --engine`).
+    pub live: bool,
+}
+
+/// Every engine, in table order.
+pub const ENGINES: &[Engine] = &[
+    Engine {
+        name: "null",
+        toolchain: Toolchain::Shell,
+        verifies: false,
+        replays: true,
+        lateness: false,
+        ticked: false,
+        live: false,
+    },
+    Engine {
+        name: "go-runtime",
+        toolchain: Toolchain::Go,
+        verifies: true,
+        replays: false,
+        lateness: true,
+        ticked: false,
+        live: true,
+    },
+    Engine {
+        name: "jdk-delay-queue",
+        toolchain: Toolchain::Java,
+        verifies: true,
+        replays: true,
+        lateness: false,
+        ticked: false,
+        live: false,
+    },
+    Engine {
+        name: "jdk-priority-queue",
+        toolchain: Toolchain::Java,
+        verifies: true,
+        replays: true,
+        lateness: false,
+        ticked: false,
+        live: false,
+    },
+    Engine {
+        name: "jdk-scheduled-executor",
+        toolchain: Toolchain::Java,
+        verifies: true,
+        replays: false,
+        lateness: true,
+        ticked: false,
+        live: false,
+    },
+    Engine {
+        name: "netty-hashed-wheel",
+        toolchain: Toolchain::Netty,
+        verifies: true,
+        replays: false,
+        lateness: true,
+        ticked: true,
+        live: false,
+    },
+];
+
+/// The names of the engines with `fact`, joined by commas (for messages).
+pub fn names_where(fact: fn(&Engine) -> bool) -> String {
+    ENGINES
+        .iter()
+        .filter(|e| fact(e))
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The engines named, in table order, or all; an unknown name is an error naming the flag.
+pub fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
+    if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
+        let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        anyhow::bail!(
+            "--engine {unknown}: no such engine (known: {})",
+            known.join(", ")
+        );
+    }
+    Ok(ENGINES
+        .iter()
+        .filter(|e| names.is_empty() || names.iter().any(|n| n == e.name))
+        .collect())
+}
+
+/// The engines' sources: `engines/` in the working directory (a clone's root), else the
+/// source tree this timerbench was built from.
+pub fn sources() -> PathBuf {
+    let here = PathBuf::from("engines");
+    if here.is_dir() {
+        return here;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engines")
+}

@@ -1,0 +1,24 @@
+//! Where a command writes when no `--out` is given: a results folder of its own.
+
+use crate::environment;
+use std::path::{Path, PathBuf};
+
+/// `results/<prefix><date>-<host>-<git rev>`, or with `-2`, `-3`... when that exists: a
+/// results folder no earlier run holds (`timerbench reproduce` uses the prefix
+/// `reproduce-`).
+pub fn free_folder(prefix: &str) -> PathBuf {
+    let date = chrono::Utc::now().format("%Y-%m-%d");
+    let base = format!(
+        "{prefix}{date}-{}-{}",
+        environment::host(),
+        environment::git_revision()
+    );
+    let root = Path::new("results");
+    let mut folder = root.join(&base);
+    let mut n = 2;
+    while folder.exists() {
+        folder = root.join(format!("{base}-{n}"));
+        n += 1;
+    }
+    folder
+}
