@@ -161,7 +161,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| crate::cmd::run::free_folder("ab-"));
+        .unwrap_or_else(|| crate::folders::free_folder("ab-"));
     let builds = out.join("builds");
     let binary =
         |given: &Option<PathBuf>, revision: &Option<String>, side: &str| match (given, revision) {
