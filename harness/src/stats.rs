@@ -113,11 +113,12 @@ pub fn combine(values: &[f64]) -> Combined {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Ratios around `centre` with a deterministic spread of about ±1%.
-    fn ratios(centre: f64, n: usize) -> Vec<f64> {
+    /// Ratios around `centre` with a deterministic spread of about ±1% (the verdict's
+    /// tests use them too).
+    pub(crate) fn ratios(centre: f64, n: usize) -> Vec<f64> {
         (0..n)
             .map(|i| centre * (1.0 + 0.01 * (((i * 7) % 11) as f64 - 5.0) / 5.0))
             .collect()

@@ -4,13 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// The repository's root: the workspace above this crate.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the harness sits in the workspace")
-        .to_path_buf()
-}
+mod support;
+use support::repository_root as root;
 
 /// Folders that hold no tracked documents or sources: builds, runs, git's own.
 const UNTRACKED: &[&str] = &[

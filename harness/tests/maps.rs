@@ -4,21 +4,11 @@
 //! the results crate's file names and sources.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The repository's root: the workspace above this crate.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the harness sits in the workspace")
-        .to_path_buf()
-}
-
-fn read(relative: &str) -> String {
-    std::fs::read_to_string(root().join(relative))
-        .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
-}
+mod support;
+use support::read_repository_file as read;
+use support::repository_root as root;
 
 /// The first cell of every row of the first markdown table after the line `heading`
 /// (the header and its separator left out).

@@ -4,18 +4,8 @@
 //! never pick up a test's run. What installs (Chromium, nightly, cargo-fuzz) runs in CI's
 //! `.ci/extra`, which `.ci/run` calls after the test command.
 
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the harness sits in the workspace")
-        .to_path_buf()
-}
-
-fn read(relative: &str) -> String {
-    std::fs::read_to_string(root().join(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
-}
+mod support;
+use support::read_repository_file as read;
 
 /// The commands of a shell script, a continued line (`\` at its end) joined to the next:
 /// comments and blank lines left out.

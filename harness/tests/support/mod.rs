@@ -89,3 +89,17 @@ pub fn cell_record(
         "elapsed_seconds": 0.5,
     })
 }
+
+/// The repository's root: the workspace above this crate.
+pub fn repository_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the harness sits in the workspace")
+        .to_path_buf()
+}
+
+/// A file of the repository, by its path from the root.
+pub fn read_repository_file(relative: &str) -> String {
+    std::fs::read_to_string(repository_root().join(relative))
+        .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+}

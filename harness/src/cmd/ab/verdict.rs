@@ -57,14 +57,8 @@ pub fn describe(median_ratio: f64, interval: [f64; 2], verdict: Verdict) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::tests::ratios;
     use crate::stats::{bootstrap_interval, median};
-
-    /// Ratios around `centre` with a deterministic spread of about ±1%.
-    fn ratios(centre: f64, n: usize) -> Vec<f64> {
-        (0..n)
-            .map(|i| centre * (1.0 + 0.01 * (((i * 7) % 11) as f64 - 5.0) / 5.0))
-            .collect()
-    }
 
     #[test]
     fn identical_samples_are_no_change() {
