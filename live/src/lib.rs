@@ -117,18 +117,10 @@ pub struct LiveRun {
     pub peak_rss_bytes: u64,
 }
 
-/// The natural period of a walking structure, for `--wait tick` without `--period`:
-/// Netty's worker tick and the ring's bucket width (their parameters, in ticks), skynet's
-/// 10 ms and Linux's 4 ms jiffy (HZ=250); one tick for the others.
+/// The natural period of the structure, for `--wait tick` without `--period`: as the
+/// structure declares it ([`timerbench_impls::NaturalPeriod`]), at `tick_ns` per tick.
 pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
-    let parameters = &variant.parameters;
-    match variant.implementation.name {
-        "netty-wheel" => parameters.get("tick") * tick_ns,
-        "ring-buckets" => parameters.get("width") * tick_ns,
-        "skynet-wheel" => 10_000_000,
-        "linux-wheel" => 4_000_000,
-        _ => tick_ns,
-    }
+    variant.declarations().natural_period.ns(tick_ns)
 }
 
 /// Checks, before any run, what can be refused: the policy (in a throwaway thread, so
