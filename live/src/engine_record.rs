@@ -12,7 +12,7 @@
 //!   deadline had passed more than `--max-behind` before the end;
 //! - **closed wrongly**: a close before the tick of the connection's last keepalive's
 //!   sending plus its timeout, on the client's clock, exactly as for the Rust server
-//!   ([`crate::tcp_server::live_until_ns`]). Counted apart, as there; must be 0.
+//!   ([`crate::tcp::live_until_ns`]). Counted apart, as there; must be 0.
 //!
 //! A run is verified when the first four hold. The lateness of a close is its time after
 //! the engine's deadline on CLOCK_MONOTONIC; the engine cannot split it into rounding, wake
@@ -23,7 +23,7 @@ use crate::measure::{self, spread};
 use crate::record::{self, Machine};
 use crate::schedule::{Arrival, Schedule};
 use crate::sys;
-use crate::tcp_server::{self, TcpOutcome};
+use crate::tcp::{self, TcpOutcome};
 use crate::wait::Strategy;
 use hdrhistogram::Histogram;
 use serde::Deserialize;
@@ -141,7 +141,7 @@ pub fn check(
         };
         let connection = &mut connections[slot as usize];
         connection.deadline = Some(read_ns + delay * tick);
-        let until = tcp_server::live_until_ns(origin, tick, sent_ns, delay);
+        let until = tcp::live_until_ns(origin, tick, sent_ns, delay);
         connection.live_until = connection.live_until.max(until);
         let scheduled = origin + timed.map_or(0, |t| t.tick) * tick;
         checked.behind.push(read_ns.saturating_sub(scheduled));
@@ -409,7 +409,7 @@ fn blank(
 mod tests {
     use super::*;
     use crate::schedule::Timed;
-    use crate::tcp_server::TcpConfig;
+    use crate::tcp::TcpConfig;
 
     const ORIGIN: u64 = 1_000_000_000;
     const MS: u64 = 1_000_000;
@@ -437,7 +437,7 @@ mod tests {
                 port: 0,
                 ramp_ns: 0,
                 baseline_limit_ns: 0,
-                io: crate::tcp_server::TcpIo::Epoll,
+                io: crate::tcp::TcpIo::Epoll,
             },
             workload: "keepalive-2".into(),
             peak_pending: 2,

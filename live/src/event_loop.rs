@@ -39,7 +39,7 @@ pub enum Received {
 }
 
 /// Where the operations come from: the feeder's socket ([`crate::feeder::FeederInput`]) or
-/// the TCP connections of the client process ([`crate::tcp_server::TcpServer`]).
+/// the TCP connections of the client process ([`crate::tcp::server::TcpServer`]).
 pub trait Input {
     /// Starts watching its descriptors on `epoll` (input only, level-triggered).
     fn watch(&mut self, epoll: &Epoll) -> io::Result<()>;
