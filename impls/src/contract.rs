@@ -13,7 +13,7 @@
 //! | [`len`](TimerQueue::len) | number of pending timers |
 
 use crate::declaration::{
-    EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
+    EmptyTime, NaturalPeriod, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
 };
 use std::fmt;
 
@@ -180,6 +180,12 @@ pub trait TimerQueue<V> {
     /// When a stopped timer's entry is freed ([`Release`]); at once by default.
     fn release(&self) -> Release {
         Release::AtOnce
+    }
+
+    /// The period its own clock runs at when driven by a fixed tick ([`NaturalPeriod`]);
+    /// one tick by default.
+    fn natural_period(&self) -> NaturalPeriod {
+        NaturalPeriod::Ticks(1)
     }
 
     /// The largest size a suite runs this structure at ([`SuiteLimit`]); none by default.

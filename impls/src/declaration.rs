@@ -338,3 +338,26 @@ mod tests {
         assert!(none.set("x", 1).unwrap_err().contains("takes none"));
     }
 }
+
+/// The period at which a structure's own clock runs when its owner drives it by a fixed
+/// tick: the wait `--wait tick` uses unless `--period` says another. A walking structure's
+/// period is its step (Netty's worker tick, a ring's bucket width, both parameters in
+/// ticks) or the wall-clock tick of the system it comes from (skynet's 10 ms, Linux's 4 ms
+/// jiffy at HZ=250); every other structure's is one tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NaturalPeriod {
+    /// So many workload ticks.
+    Ticks(Tick),
+    /// So many nanoseconds of wall time, whatever a tick is.
+    Nanos(u64),
+}
+
+impl NaturalPeriod {
+    /// The period in nanoseconds at `tick_ns` nanoseconds per tick.
+    pub fn ns(self, tick_ns: u64) -> u64 {
+        match self {
+            NaturalPeriod::Ticks(ticks) => ticks * tick_ns,
+            NaturalPeriod::Nanos(ns) => ns,
+        }
+    }
+}

@@ -67,7 +67,7 @@ pub mod peers;
 
 pub use contract::{Tick, TimerId, TimerQueue};
 pub use declaration::{
-    EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
+    EmptyTime, NaturalPeriod, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
 };
 pub use registry::{IMPLEMENTATIONS, Implementation, PEERS, QueueVisitor, Variant};
 

@@ -75,7 +75,7 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
-use crate::declaration::{Parameter, Parameters, Precision, Window};
+use crate::declaration::{NaturalPeriod, Parameter, Parameters, Precision, Window};
 
 /// `LVL_CLK_SHIFT`: each level's clock runs 8 times slower than the one below.
 const CLOCK_SHIFT: u32 = 3;
@@ -325,6 +325,11 @@ impl<V> TimerQueue<V> for LinuxWheel<V> {
 
     fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
         Self::with_levels(capacity, parameters.get("levels") as usize)
+    }
+
+    /// Linux's jiffy at HZ=250: 4 ms, whatever a tick is.
+    fn natural_period(&self) -> NaturalPeriod {
+        NaturalPeriod::Nanos(4_000_000)
     }
 
     fn precision(&self) -> Precision {

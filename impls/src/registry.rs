@@ -15,7 +15,9 @@
 //! concrete type, and [`Variant::build`] makes its queues.
 
 use crate::contract::TimerQueue;
-use crate::declaration::{EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit};
+use crate::declaration::{
+    EmptyTime, NaturalPeriod, Parameter, Parameters, Precision, Range, Release, SuiteLimit,
+};
 use std::fmt;
 
 /// One registered implementation.
@@ -260,6 +262,7 @@ impl Variant {
                     range: probe.range(),
                     empty_time: probe.empty_time(),
                     release: probe.release(),
+                    natural_period: probe.natural_period(),
                 }
             }
         }
@@ -290,6 +293,8 @@ pub struct Declarations {
     pub empty_time: EmptyTime,
     /// When a stop frees the timer's entry.
     pub release: Release,
+    /// The period its clock runs at when driven by a fixed tick.
+    pub natural_period: NaturalPeriod,
 }
 
 impl fmt::Display for Variant {
@@ -303,5 +308,68 @@ impl std::str::FromStr for Variant {
 
     fn from_str(text: &str) -> Result<Self, String> {
         Variant::parse(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The periods `timerbench-live`'s `natural_period_ns` gave before the structures
+    /// declared theirs (its table of names, copied by running it on each variant below at
+    /// 1 ns, 1 µs and 1 ms per tick): the declarations must give the same.
+    const PERIODS_BEFORE: &[(&str, [u64; 3])] = &[
+        ("btree", [1, 1_000, 1_000_000]),
+        ("binary-heap", [1, 1_000, 1_000_000]),
+        ("quad-heap", [1, 1_000, 1_000_000]),
+        ("skiplist", [1, 1_000, 1_000_000]),
+        ("hashed-wheel", [1, 1_000, 1_000_000]),
+        ("hierarchical-wheel", [1, 1_000, 1_000_000]),
+        ("incremental-wheel", [1, 1_000, 1_000_000]),
+        ("kafka-wheel", [1, 1_000, 1_000_000]),
+        ("timeout-lists", [1, 1_000, 1_000_000]),
+        ("polling-scan", [1, 1_000, 1_000_000]),
+        ("delay-queue-purge", [1, 1_000, 1_000_000]),
+        ("skynet-wheel", [10_000_000, 10_000_000, 10_000_000]),
+        ("linux-wheel", [4_000_000, 4_000_000, 4_000_000]),
+        ("netty-wheel", [1, 1_000, 1_000_000]),
+        ("ring-buckets", [1_000, 1_000_000, 1_000_000_000]),
+        ("tokio-delay-queue", [1, 1_000, 1_000_000]),
+        ("hhwt", [1, 1_000, 1_000_000]),
+        ("std-heap-lazy", [1, 1_000, 1_000_000]),
+        ("dary-heap-lazy", [1, 1_000, 1_000_000]),
+        ("netty-wheel:tick=8", [8, 8_000, 8_000_000]),
+        ("netty-wheel:tick=1000", [1_000, 1_000_000, 1_000_000_000]),
+        ("ring-buckets:width=1", [1, 1_000, 1_000_000]),
+        ("ring-buckets:width=250", [250, 250_000, 250_000_000]),
+        ("linux-wheel:levels=8", [4_000_000, 4_000_000, 4_000_000]),
+    ];
+
+    #[test]
+    fn natural_periods_are_those_live_used_to_name() {
+        for &(label, periods) in PERIODS_BEFORE {
+            let variant = Variant::parse(label).unwrap();
+            let declared = variant.declarations().natural_period;
+            for (tick_ns, before) in [1, 1_000, 1_000_000].into_iter().zip(periods) {
+                assert_eq!(
+                    declared.ns(tick_ns),
+                    before,
+                    "{label} at {tick_ns} ns per tick"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_covers_every_implementation() {
+        for implementation in all() {
+            assert!(
+                PERIODS_BEFORE
+                    .iter()
+                    .any(|(label, _)| *label == implementation.name),
+                "{} has no row",
+                implementation.name
+            );
+        }
     }
 }

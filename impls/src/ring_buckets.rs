@@ -102,7 +102,9 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
-use crate::declaration::{EmptyTime, Parameter, Parameters, Precision, Range, SuiteLimit, Window};
+use crate::declaration::{
+    EmptyTime, NaturalPeriod, Parameter, Parameters, Precision, Range, SuiteLimit, Window,
+};
 
 /// The ring's buckets by default: the seed's 30, rounded to a power of two.
 pub const DEFAULT_SLOTS: u64 = 32;
@@ -326,6 +328,11 @@ impl<V> TimerQueue<V> for RingBuckets<V> {
 
     fn empty_time(&self) -> EmptyTime {
         EmptyTime::Walked { step: self.width }
+    }
+
+    /// The bucket width (`width`, in ticks): the hand's step.
+    fn natural_period(&self) -> NaturalPeriod {
+        NaturalPeriod::Ticks(self.width)
     }
 
     /// Every deadline; clocks up to 2^28 bucket widths, the walk a replay can afford.

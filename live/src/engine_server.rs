@@ -17,8 +17,8 @@
 
 use crate::schedule::{Arrival, Schedule};
 use crate::sys;
-use crate::tcp_client::{self, Message};
-use crate::tcp_server::TcpConfig;
+use crate::tcp::TcpConfig;
+use crate::tcp::shared::{self, Message};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -254,7 +254,7 @@ fn next(lines: &Receiver<Line>, until_ns: u64, waiting: &str) -> Result<Line, St
 
 /// Runs `config` over `schedule`; the raw outcome for [`crate::engine_check`].
 pub fn run(config: &EngineConfig, schedule: &Schedule) -> Result<EngineRun, String> {
-    let messages: Vec<Message> = tcp_client::messages(schedule)?;
+    let messages: Vec<Message> = shared::messages(schedule)?;
     let name = &config.name;
     let limit_tick = config.duration_ns / config.tick_ns;
     let end_tick = schedule.end_tick.min(limit_tick);
@@ -311,7 +311,7 @@ pub fn run(config: &EngineConfig, schedule: &Schedule) -> Result<EngineRun, Stri
     let started = sys::now_ns();
     let mut client = Peer::spawn(Who::Client, &config.tcp.client, &client_args, sender)?;
     let mut schedule_bytes = Vec::new();
-    tcp_client::write_messages(&mut schedule_bytes, &messages).map_err(|e| e.to_string())?;
+    shared::write_messages(&mut schedule_bytes, &messages).map_err(|e| e.to_string())?;
     client
         .write(&schedule_bytes)
         .map_err(|e| format!("the TCP client process died before it read its schedule ({e})"))?;

@@ -39,7 +39,7 @@ pub enum Received {
 }
 
 /// Where the operations come from: the feeder's socket ([`crate::feeder::FeederInput`]) or
-/// the TCP connections of the client process ([`crate::tcp_server::TcpServer`]).
+/// the TCP connections of the client process ([`crate::tcp::server::TcpServer`]).
 pub trait Input {
     /// Starts watching its descriptors on `epoll` (input only, level-triggered).
     fn watch(&mut self, epoll: &Epoll) -> io::Result<()>;
@@ -155,6 +155,39 @@ struct Live<'a, Q, I> {
     dirty: bool,
     ended: bool,
     cut: Option<String>,
+    /// The wall deadlines slept to in the workload phase ([`Outcome::wake_targets`]).
+    wake_targets: Vec<u64>,
+    /// Periods of `tick` missed ([`Outcome::missed_ticks`]).
+    missed_ticks: u64,
+}
+
+/// What the last wait tells the pass after it.
+#[derive(Clone, Copy)]
+struct LastWait {
+    /// The wall time the loop meant to wake at (`None`: it did not sleep).
+    planned: Option<u64>,
+    /// When the wait returned (or the pass began, without one).
+    returned: u64,
+    /// Whether the input was readable.
+    io_ready: bool,
+    /// Whether the wait was a counted wakeup.
+    counted: bool,
+    /// Whether the clock may move on this pass: always deadline-driven; under `tick` on
+    /// the period's wakeups (and at tick 0, the period's first).
+    on_period: bool,
+}
+
+impl LastWait {
+    /// Before the first pass, at tick 0: no wait behind it, the period's first wakeup.
+    fn first() -> LastWait {
+        LastWait {
+            planned: None,
+            returned: sys::now_ns(),
+            io_ready: false,
+            counted: false,
+            on_period: true,
+        }
+    }
 }
 
 /// Runs the loop over `queue` (with the fill already in the schedule, not yet applied)
@@ -166,71 +199,20 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
     epoll: &Epoll,
     waiter: &mut Waiter,
 ) -> io::Result<(Outcome, I)> {
-    let slots = setup.schedule.slots;
-    let mut live = Live {
-        queue,
-        clock: ClockRule::of(waiter.strategy()),
-        input,
-        tokens: Vec::new(),
-        setup,
-        handles: vec![TimerId::from_parts(u32::MAX, 0); slots],
-        pending: vec![false; slots],
-        log: AppliedLog::default(),
-        lateness: Lateness::default(),
-        behind: measure::histogram(),
-        meter: Meter::default(),
-        applied: 0,
-        starts_as_restarts: 0,
-        dirty: false,
-        ended: false,
-        cut: None,
-    };
-    for &(slot, delay) in &setup.schedule.fill {
-        let at = live.arrival_tick(sys::now_ns());
-        live.start(slot, delay, at, false);
-    }
+    let mut live = Live::new(queue, setup, input, waiter.strategy());
+    live.apply_fill();
     live.input.watch(epoll)?;
     sys::sleep_until(setup.origin_ns);
     let mut phase = Phase::Workload;
     let workload_start = live.meter.snapshot();
     let mut workload_end: Option<Snapshot> = None;
-    let mut wake_targets = Vec::new();
-    let mut missed_ticks = 0;
     let mut end_tick = 0;
-    let (mut planned, mut returned, mut io_ready) = (None, sys::now_ns(), false);
-    // Whether the last pass followed a counted wakeup.
-    let mut counted = false;
-    // Whether the clock may move on this pass: always deadline-driven; under `tick` on the
-    // period's wakeups (and at tick 0, the period's first).
-    let mut on_period = true;
+    let mut last = LastWait::first();
     loop {
-        let fired_before = live.log.firings.len();
-        if on_period || live.clock == ClockRule::FollowsWakeups {
-            live.fire_due(planned, returned);
-        }
-        if io_ready && phase == Phase::Workload {
-            live.tokens.clear();
-            live.tokens.extend(waiter.ready_tokens());
-            live.read_arrivals(epoll)?;
-        }
-        if counted && live.log.firings.len() == fired_before && !io_ready {
-            live.meter.useless += 1;
-        }
+        live.serve(&last, phase, waiter, epoll)?;
         let now = sys::now_ns();
-        if phase == Phase::Workload
-            && (live.ended || live.cut.is_some() || now >= setup.workload_limit_ns)
-        {
-            if !live.ended && live.cut.is_none() {
-                live.cut = Some(format!(
-                    "the feeder's end record had not been read {:.0} ms after the workload \
-                     phase's limit (a backlog of operations), at tick {}",
-                    setup.max_behind_ns as f64 / 1e6,
-                    live.tick_at(now)
-                ));
-            }
-            end_tick = live.tick_at(now);
-            live.input.unwatch(epoll)?;
-            live.stop_all();
+        if phase == Phase::Workload && live.workload_over(now) {
+            end_tick = live.end_workload(now, epoll)?;
             workload_end = Some(live.meter.snapshot());
             phase = Phase::Idle {
                 until_ns: now + setup.idle_ns,
@@ -241,9 +223,114 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
         {
             break;
         }
-        let target = live.wake_target(waiter.strategy(), now);
+        last = live.wait_next(last, phase, now, waiter, epoll)?;
+    }
+    let idle_end = live.meter.snapshot();
+    let workload_end = workload_end.expect("the idle phase follows the workload phase");
+    Ok(live.outcome(
+        end_tick,
+        measure::usage(workload_start, workload_end),
+        measure::usage(workload_end, idle_end),
+    ))
+}
+
+/// The loop's steps, in the order [`run`] takes them.
+impl<'a, Q: TimerQueue<u64>, I: Input> Live<'a, Q, I> {
+    /// The state before the fill: nothing pending, nothing counted.
+    fn new(queue: Q, setup: &'a Setup<'a>, input: I, strategy: Strategy) -> Self {
+        let slots = setup.schedule.slots;
+        Live {
+            queue,
+            clock: ClockRule::of(strategy),
+            input,
+            tokens: Vec::new(),
+            setup,
+            handles: vec![TimerId::from_parts(u32::MAX, 0); slots],
+            pending: vec![false; slots],
+            log: AppliedLog::default(),
+            lateness: Lateness::default(),
+            behind: measure::histogram(),
+            meter: Meter::default(),
+            applied: 0,
+            starts_as_restarts: 0,
+            dirty: false,
+            ended: false,
+            cut: None,
+            wake_targets: Vec::new(),
+            missed_ticks: 0,
+        }
+    }
+
+    /// Starts the schedule's fill, before tick 0, uncounted.
+    fn apply_fill(&mut self) {
+        for &(slot, delay) in &self.setup.schedule.fill {
+            let at = self.arrival_tick(sys::now_ns());
+            self.start(slot, delay, at, false);
+        }
+    }
+
+    /// One pass's work after `last`: the clock moved where the clock rule lets it (firing
+    /// what is due), the arrivals read in the workload phase, and a counted wakeup that
+    /// did neither counted as useless.
+    fn serve(
+        &mut self,
+        last: &LastWait,
+        phase: Phase,
+        waiter: &Waiter,
+        epoll: &Epoll,
+    ) -> io::Result<()> {
+        let fired_before = self.log.firings.len();
+        if last.on_period || self.clock == ClockRule::FollowsWakeups {
+            self.fire_due(last.planned, last.returned);
+        }
+        if last.io_ready && phase == Phase::Workload {
+            self.tokens.clear();
+            self.tokens.extend(waiter.ready_tokens());
+            self.read_arrivals(epoll)?;
+        }
+        if last.counted && self.log.firings.len() == fired_before && !last.io_ready {
+            self.meter.useless += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether the workload phase is over at `now`: the end record read, the input cut,
+    /// or its limit reached.
+    fn workload_over(&self, now: u64) -> bool {
+        self.ended || self.cut.is_some() || now >= self.setup.workload_limit_ns
+    }
+
+    /// Ends the workload phase at `now`: the reason when it was cut at its limit, the
+    /// input unwatched, every timer still pending stopped. The tick it ended at.
+    fn end_workload(&mut self, now: u64, epoll: &Epoll) -> io::Result<u64> {
+        if !self.ended && self.cut.is_none() {
+            self.cut = Some(format!(
+                "the feeder's end record had not been read {:.0} ms after the workload \
+                 phase's limit (a backlog of operations), at tick {}",
+                self.setup.max_behind_ns as f64 / 1e6,
+                self.tick_at(now)
+            ));
+        }
+        let end_tick = self.tick_at(now);
+        self.input.unwatch(epoll)?;
+        self.stop_all();
+        Ok(end_tick)
+    }
+
+    /// Sleeps to the next deadline (or period), no later than the phase's end, and says
+    /// what woke the loop; without sleeping when a deadline-driven loop has one due
+    /// already. Counts the wakeup unless it is the phase's own end.
+    fn wait_next(
+        &mut self,
+        last: LastWait,
+        phase: Phase,
+        now: u64,
+        waiter: &mut Waiter,
+        epoll: &Epoll,
+    ) -> io::Result<LastWait> {
+        let target = self.wake_target(waiter.strategy(), now);
         let cap = match phase {
-            Phase::Workload => setup.workload_limit_ns,
+            Phase::Workload => self.setup.workload_limit_ns,
             Phase::Idle { until_ns } => until_ns,
         };
         if let Some(due) = target
@@ -251,8 +338,13 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
             && waiter.strategy().is_deadline_driven()
         {
             // Due already (a start at the current tick): another pass, no sleep.
-            (planned, returned, io_ready, counted) = (None, now, false, false);
-            continue;
+            return Ok(LastWait {
+                planned: None,
+                returned: now,
+                io_ready: false,
+                counted: false,
+                ..last
+            });
         }
         let until = match waiter.strategy() {
             Strategy::Tick { .. } => None,
@@ -262,36 +354,42 @@ pub fn run<Q: TimerQueue<u64>, I: Input>(
             && phase == Phase::Workload
             && waiter.strategy().is_deadline_driven()
         {
-            wake_targets.push(t - setup.origin_ns);
+            self.wake_targets.push(t - self.setup.origin_ns);
         }
         let woken = waiter.wait(epoll, until)?;
         // A wait that ended at the phase's limit, with nothing due before it, is the
         // measurement's own wakeup, not the loop's: not counted.
         let at_limit = until == Some(cap) && target.is_none_or(|t| t > cap);
-        counted = !at_limit || woken.io;
-        live.meter.wakeups += u64::from(counted);
-        missed_ticks += woken.expirations.saturating_sub(1);
-        planned = Some(target.unwrap_or(woken.returned_ns));
-        returned = woken.returned_ns;
-        io_ready = woken.io;
-        on_period = woken.expirations > 0;
+        let counted = !at_limit || woken.io;
+        self.meter.wakeups += u64::from(counted);
+        self.missed_ticks += woken.expirations.saturating_sub(1);
+        Ok(LastWait {
+            planned: Some(target.unwrap_or(woken.returned_ns)),
+            returned: woken.returned_ns,
+            io_ready: woken.io,
+            counted,
+            on_period: woken.expirations > 0,
+        })
     }
-    let idle_end = live.meter.snapshot();
-    let workload_end = workload_end.expect("the idle phase follows the workload phase");
-    let outcome = Outcome {
-        end_tick,
-        lateness: live.lateness,
-        behind: live.behind,
-        workload: measure::usage(workload_start, workload_end),
-        idle: measure::usage(workload_end, idle_end),
-        applied: live.applied,
-        starts_as_restarts: live.starts_as_restarts,
-        cut: live.cut,
-        log: live.log,
-        wake_targets,
-        missed_ticks,
-    };
-    Ok((outcome, live.input))
+
+    /// What the loop saw, given the tick the workload phase ended at and the two phases'
+    /// usage; and the input, back to the caller.
+    fn outcome(self, end_tick: u64, workload: Usage, idle: Usage) -> (Outcome, I) {
+        let outcome = Outcome {
+            end_tick,
+            lateness: self.lateness,
+            behind: self.behind,
+            workload,
+            idle,
+            applied: self.applied,
+            starts_as_restarts: self.starts_as_restarts,
+            cut: self.cut,
+            log: self.log,
+            wake_targets: self.wake_targets,
+            missed_ticks: self.missed_ticks,
+        };
+        (outcome, self.input)
+    }
 }
 
 impl<Q: TimerQueue<u64>, I: Input> Live<'_, Q, I> {

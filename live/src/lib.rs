@@ -13,9 +13,8 @@
 //! - [`verify`]: the firings against the reference model for the operations applied;
 //! - [`knobs`]: timer slack, scheduling policy, pinning, the descriptor limit;
 //! - [`record`]: the run as a `live.jsonl` record (`timerbench-results`' `live` module);
-//! - [`tcp_server`], [`tcp_client`], [`net`]: the TCP mode, the keepalives arriving on
-//!   real connections on loopback from a client process, a timer per connection that
-//!   closes it;
+//! - [`tcp`], [`net`]: the TCP mode, the keepalives arriving on real connections on
+//!   loopback from a client process, a timer per connection that closes it;
 //! - [`engine_server`], [`engine_record`]: the TCP mode with another runtime's server (Go's
 //!   netpoller and timers) in place of the loop, checked the same way.
 //!
@@ -32,10 +31,7 @@ pub mod net;
 pub mod record;
 pub mod schedule;
 pub mod sys;
-pub mod tcp_client;
-pub mod tcp_peer;
-pub mod tcp_ring;
-pub mod tcp_server;
+pub mod tcp;
 pub mod verify;
 pub mod wait;
 
@@ -44,7 +40,11 @@ use schedule::Schedule;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tcp_server::{AnyServer, Server, TcpConfig, TcpIo, TcpOutcome};
+use tcp::{AnyServer, Server, TcpConfig, TcpIo, TcpOutcome};
+
+/// The TCP client's and the io_uring server's paths from before the `tcp` folder, which
+/// the harness names.
+pub use tcp::{client as tcp_client, ring as tcp_ring};
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use wait::{Strategy, Waiter};
 
@@ -117,18 +117,10 @@ pub struct LiveRun {
     pub peak_rss_bytes: u64,
 }
 
-/// The natural period of a walking structure, for `--wait tick` without `--period`:
-/// Netty's worker tick and the ring's bucket width (their parameters, in ticks), skynet's
-/// 10 ms and Linux's 4 ms jiffy (HZ=250); one tick for the others.
+/// The natural period of the structure, for `--wait tick` without `--period`: as the
+/// structure declares it ([`timerbench_impls::NaturalPeriod`]), at `tick_ns` per tick.
 pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
-    let parameters = &variant.parameters;
-    match variant.implementation.name {
-        "netty-wheel" => parameters.get("tick") * tick_ns,
-        "ring-buckets" => parameters.get("width") * tick_ns,
-        "skynet-wheel" => 10_000_000,
-        "linux-wheel" => 4_000_000,
-        _ => tick_ns,
-    }
+    variant.declarations().natural_period.ns(tick_ns)
 }
 
 /// Checks, before any run, what can be refused: the policy (in a throwaway thread, so
@@ -191,7 +183,7 @@ impl QueueVisitor for LoopThread {
         // Started before the knobs, so that the client inherits neither the loop's pin
         // nor its policy.
         let server = match &config.tcp {
-            Some(tcp) => Some(tcp_server::start(
+            Some(tcp) => Some(tcp::start(
                 tcp,
                 schedule.clone(),
                 config.tick_ns,

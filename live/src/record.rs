@@ -3,7 +3,7 @@
 
 use crate::measure::spread;
 use crate::schedule::Schedule;
-use crate::tcp_server::TcpOutcome;
+use crate::tcp::TcpOutcome;
 use crate::{Config, LiveRun};
 use hdrhistogram::Histogram;
 use timerbench_results::histogram::encode_v2;

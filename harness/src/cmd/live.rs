@@ -15,7 +15,7 @@ use timerbench_impls::Variant;
 use timerbench_live::knobs::Policy;
 use timerbench_live::record::{self, Machine};
 use timerbench_live::schedule::Schedule;
-use timerbench_live::tcp_server::TcpIo;
+use timerbench_live::tcp::TcpIo;
 use timerbench_live::wait::Strategy;
 use timerbench_live::{Config, natural_period_ns, sys};
 use timerbench_results::live::{LiveRecord, append_live};

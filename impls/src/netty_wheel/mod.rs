@@ -79,7 +79,7 @@
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
 use crate::declaration::{
-    EmptyTime, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
+    EmptyTime, NaturalPeriod, Parameter, Parameters, Precision, Range, Release, SuiteLimit, Window,
     power_of_two_in,
 };
 
@@ -488,6 +488,11 @@ impl<V> TimerQueue<V> for NettyWheel<V> {
 
     fn empty_time(&self) -> EmptyTime {
         EmptyTime::Walked { step: self.tick }
+    }
+
+    /// The worker tick (`tick`, in ticks).
+    fn natural_period(&self) -> NaturalPeriod {
+        NaturalPeriod::Ticks(self.tick)
     }
 
     /// Every deadline; clocks up to 2^28 worker ticks, the walk a replay can afford.

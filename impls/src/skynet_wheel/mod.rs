@@ -110,7 +110,7 @@
 use crate::arena::{Arena, NIL};
 use crate::arena_list::{self, Linked};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
-use crate::declaration::{EmptyTime, Range, Release};
+use crate::declaration::{EmptyTime, NaturalPeriod, Range, Release};
 
 /// `TIME_NEAR_SHIFT`: the near wheel holds one block of 256 ticks.
 const NEAR_BITS: u32 = 8;
@@ -469,6 +469,11 @@ impl<V> TimerQueue<V> for SkynetWheel<V> {
 
     fn empty_time(&self) -> EmptyTime {
         EmptyTime::Walked { step: 1 }
+    }
+
+    /// skynet's timer thread updates every 10 ms (its centisecond tick).
+    fn natural_period(&self) -> NaturalPeriod {
+        NaturalPeriod::Nanos(10_000_000)
     }
 
     /// Every deadline; clocks up to 2^28 ticks, the walk a replay can afford.

@@ -14,8 +14,8 @@ use timerbench_live::engine_record;
 use timerbench_live::engine_server::{self, EngineConfig};
 use timerbench_live::record::Machine;
 use timerbench_live::schedule::Schedule;
+use timerbench_live::tcp::{TcpConfig, TcpIo};
 use timerbench_live::tcp_client::{self, ClientArgs};
-use timerbench_live::tcp_server::{TcpConfig, TcpIo};
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
 

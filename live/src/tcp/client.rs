@@ -25,22 +25,16 @@
 //! its thread, and close with it. The main thread reads stdin, writes stdout and adds up
 //! the workers' counts; each worker sends its group's keepalives, in schedule order.
 
+use super::shared::{HELLO, Message, read_messages, read_word, record};
 use crate::net::{self, SERVER_ADDRESS};
-use crate::schedule::{Arrival, Schedule};
 use crate::{knobs, sys};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, Write};
 use std::net::{SocketAddrV4, TcpStream};
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, JoinHandle};
-
-/// The tag of the first record on a connection: `HELLO | index`.
-pub const HELLO: u64 = 1 << 63;
-
-/// Bytes of one record on a connection.
-pub const RECORD_BYTES: usize = 16;
 
 /// Descriptors the client needs beside its connections.
 const SPARE_DESCRIPTORS: u64 = 64;
@@ -62,87 +56,6 @@ pub struct ClientArgs {
     pub tick_ns: u64,
     /// The CPU to run on, if pinned.
     pub cpu: Option<usize>,
-}
-
-/// One record: `word` (an arrival index, or [`HELLO`] with a connection) and the time now.
-pub fn record(word: u64) -> [u8; RECORD_BYTES] {
-    let mut bytes = [0u8; RECORD_BYTES];
-    bytes[..8].copy_from_slice(&word.to_le_bytes());
-    bytes[8..].copy_from_slice(&sys::now_ns().to_le_bytes());
-    bytes
-}
-
-/// A message of the schedule: at `tick`, send arrival `index` on `connection`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Message {
-    /// Its scheduled tick.
-    pub tick: u64,
-    /// Its index in the schedule's arrivals.
-    pub index: u64,
-    /// The connection (the timer's slot).
-    pub connection: u64,
-}
-
-/// The schedule's keepalives, or why the workload is not one the client can send.
-pub fn messages(schedule: &Schedule) -> Result<Vec<Message>, String> {
-    schedule
-        .arrivals
-        .iter()
-        .enumerate()
-        .map(|(index, timed)| match timed.arrival {
-            Arrival::Start { slot, .. } | Arrival::Restart { slot, .. } => Ok(Message {
-                tick: timed.tick,
-                index: index as u64,
-                connection: u64::from(slot),
-            }),
-            Arrival::Stop { slot } => Err(format!(
-                "the TCP mode sends keepalives (starts and restarts); this workload stops \
-                 timer {slot} at tick {}, which no message stands for: use the keepalive \
-                 family",
-                timed.tick
-            )),
-        })
-        .collect()
-}
-
-/// Writes `messages` in the stdin format (the count, then three words each).
-pub fn write_messages(out: &mut impl Write, messages: &[Message]) -> io::Result<()> {
-    let mut bytes = Vec::with_capacity(8 + messages.len() * 24);
-    bytes.extend_from_slice(&(messages.len() as u64).to_le_bytes());
-    for m in messages {
-        for word in [m.tick, m.index, m.connection] {
-            bytes.extend_from_slice(&word.to_le_bytes());
-        }
-    }
-    out.write_all(&bytes)?;
-    out.flush()
-}
-
-fn read_word(input: &mut impl Read) -> io::Result<u64> {
-    let mut bytes = [0u8; 8];
-    input.read_exact(&mut bytes)?;
-    Ok(u64::from_le_bytes(bytes))
-}
-
-fn read_messages(input: &mut impl Read, connections: u64) -> Result<Vec<Message>, String> {
-    let bad = |e: io::Error| format!("reading the schedule from the server: {e}");
-    let count = read_word(input).map_err(bad)?;
-    let mut messages = Vec::with_capacity(count.min(1 << 24) as usize);
-    for _ in 0..count {
-        let message = Message {
-            tick: read_word(input).map_err(bad)?,
-            index: read_word(input).map_err(bad)?,
-            connection: read_word(input).map_err(bad)?,
-        };
-        if message.connection >= connections {
-            return Err(format!(
-                "the schedule names connection {} of {connections}",
-                message.connection
-            ));
-        }
-        messages.push(message);
-    }
-    Ok(messages)
 }
 
 /// Opens connections `range` of `args.connections`, each from its source address, each
@@ -449,7 +362,8 @@ pub fn say(line: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::Timed;
+    use crate::tcp::shared::RECORD_BYTES;
+    use std::io::Read;
 
     #[test]
     fn a_connection_that_cannot_be_opened_names_itself_its_source_and_the_error() {
@@ -466,56 +380,6 @@ mod tests {
         let expected = format!("connection 0 of 3 from 127.0.0.2:10000 to 127.0.0.1:{port}");
         assert!(error.starts_with(&expected), "{error}");
         assert!(error.contains("refused"), "{error}");
-    }
-
-    #[test]
-    fn the_schedule_reads_back_and_a_foreign_connection_is_refused() {
-        let messages = vec![
-            Message {
-                tick: 5,
-                index: 0,
-                connection: 2,
-            },
-            Message {
-                tick: 9,
-                index: 1,
-                connection: 0,
-            },
-        ];
-        let mut bytes = Vec::new();
-        write_messages(&mut bytes, &messages).unwrap();
-        assert_eq!(read_messages(&mut &bytes[..], 3).unwrap(), messages);
-        let error = read_messages(&mut &bytes[..], 2).unwrap_err();
-        assert!(error.contains("connection 2 of 2"), "{error}");
-        let cut = read_messages(&mut &bytes[..20], 3).unwrap_err();
-        assert!(cut.contains("reading the schedule"), "{cut}");
-    }
-
-    #[test]
-    fn keepalives_become_messages_and_a_stop_is_refused() {
-        let mut schedule = Schedule {
-            slots: 2,
-            ..Schedule::default()
-        };
-        schedule.arrivals.push(Timed {
-            tick: 4,
-            arrival: Arrival::Restart { slot: 1, delay: 9 },
-        });
-        let sent = messages(&schedule).unwrap();
-        assert_eq!(
-            sent,
-            vec![Message {
-                tick: 4,
-                index: 0,
-                connection: 1
-            }]
-        );
-        schedule.arrivals.push(Timed {
-            tick: 6,
-            arrival: Arrival::Stop { slot: 0 },
-        });
-        let refused = messages(&schedule).unwrap_err();
-        assert!(refused.contains("stops timer 0 at tick 6"), "{refused}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What both TCP servers share, whichever way they hold their connections (epoll and a
-//! descriptor each, [`crate::tcp_server`]; io_uring's registered files,
-//! [`crate::tcp_ring`]): the client process and the keepalives' bookkeeping.
+//! descriptor each, [`crate::tcp::server`]; io_uring's registered files,
+//! [`crate::tcp::ring`]): the client process and the keepalives' bookkeeping.
 //!
 //! - **The client process**: started with the listener's port, handed the schedule, told
 //!   tick 0, read for its `connected`/`done`/`error:` lines, waited for (killed after a
@@ -11,11 +11,10 @@
 //!   right ([`live_until_ns`]); and each close is counted, with its lateness, as on time
 //!   or wrong.
 
+use super::shared::{self, HELLO, RECORD_BYTES, TcpConfig, TcpOutcome, live_until_ns};
 use crate::event_loop::Received;
 use crate::schedule::{Arrival, Schedule};
 use crate::sys;
-use crate::tcp_client::{self, HELLO, RECORD_BYTES};
-use crate::tcp_server::{TcpConfig, TcpOutcome};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -52,7 +51,7 @@ impl Peer {
         client_cpu: Option<usize>,
         port: u16,
     ) -> Result<Peer, String> {
-        let messages = tcp_client::messages(&schedule)?;
+        let messages = shared::messages(&schedule)?;
         let connections = schedule.slots as u64;
         let sources = crate::net::sources_for(connections);
         let (program, leading) = config
@@ -102,7 +101,7 @@ impl Peer {
                 ..TcpOutcome::default()
             },
         };
-        if let Err(e) = tcp_client::write_messages(&mut stdin, &messages) {
+        if let Err(e) = shared::write_messages(&mut stdin, &messages) {
             return Err(peer.died(&format!("before it read its schedule ({e})")));
         }
         peer.stdin = Some(stdin);
@@ -290,15 +289,6 @@ impl Peer {
             }
         }
     }
-}
-
-/// The earliest wall time at which closing a connection is right after a keepalive sent at
-/// `sent_ns` (the client's clock) with a timeout of `delay` ticks: the tick of its sending
-/// plus the timeout. Counted from the send, not the read, so that a server that reads late
-/// still may not close early.
-pub fn live_until_ns(origin_ns: u64, tick_ns: u64, sent_ns: u64, delay: u64) -> u64 {
-    let sent_tick = sent_ns.saturating_sub(origin_ns) / tick_ns;
-    origin_ns + (sent_tick + delay) * tick_ns
 }
 
 impl Drop for Peer {

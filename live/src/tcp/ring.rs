@@ -29,11 +29,10 @@
 //! wakes more often (docs/evidence/2026-11-27-live.md, *The two servers where both run*).
 //! Records say which server ran (`io`).
 
+use super::peer::Peer;
+use super::shared::{CONTROL_TOKEN, RECORD_BYTES, Server, TcpIo, TcpOutcome, ramp_too_long};
 use crate::event_loop::{Input, Received};
 use crate::sys::{self, Epoll};
-use crate::tcp_client::RECORD_BYTES;
-use crate::tcp_peer::Peer;
-use crate::tcp_server::{CONTROL_TOKEN, Server, TcpIo, TcpOutcome, ramp_too_long};
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use std::collections::HashMap;
 use std::io;
