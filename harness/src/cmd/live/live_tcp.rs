@@ -1,5 +1,5 @@
 //! `timerbench live --tcp`: the keepalive server for real, over TCP on loopback (the
-//! driver is `timerbench-live`'s `tcp_server` and `tcp_client`; `docs/live.md`, "The TCP
+//! driver is `timerbench-live`'s `tcp` module: its servers and client; `docs/live.md`, "The TCP
 //! mode"). This file holds what the command adds for it: its defaults, its smoke, the
 //! hidden `live-tcp-client` subcommand the server starts, the engines' servers
 //! (`--engine`), and the table of its figures.
