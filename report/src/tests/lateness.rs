@@ -72,6 +72,22 @@ fn write(folder: &Path, records: &[CellRecord]) {
     std::fs::write(folder.join("results.jsonl"), lines).unwrap();
 }
 
+/// The report of a run of `records`, written with the synthetic catalog, as HTML.
+fn report_html(records: &[CellRecord]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    write(&folder, records);
+    let output = folder.join("report.html");
+    write_report(
+        std::slice::from_ref(&folder),
+        &output,
+        None,
+        &catalog_with_parameters(),
+    )
+    .unwrap();
+    std::fs::read_to_string(&output).unwrap()
+}
+
 /// The synthetic catalog, with linux-wheel and hashed-wheel and their parameters.
 fn catalog_with_parameters() -> Catalog {
     let mut catalog = catalog();
@@ -282,8 +298,6 @@ fn swatch<'h>(html: &'h str, label: &str) -> &'h str {
 
 #[test]
 fn a_variant_is_its_own_line_coloured_apart_from_its_base() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
     let mut records = Vec::new();
     for timers in [1_000, 100_000] {
         let base = ("hashed-wheel", "hashed-wheel");
@@ -292,16 +306,7 @@ fn a_variant_is_its_own_line_coloured_apart_from_its_base() {
         records.push(cell(HOLD, timers, variant, &[("slots", 65536)], 12.0));
         records.push(cell(HOLD, timers, ("btree", "btree"), &[], 30.0));
     }
-    write(&folder, &records);
-    let output = folder.join("report.html");
-    write_report(
-        std::slice::from_ref(&folder),
-        &output,
-        None,
-        &catalog_with_parameters(),
-    )
-    .unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&records);
 
     let implementations = section(&html, "implementations");
     let (base, variant) = (
@@ -341,13 +346,7 @@ fn a_variant_is_its_own_line_coloured_apart_from_its_base() {
 
 #[test]
 fn an_unsupported_cell_is_listed_with_its_reason_and_is_no_failure() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
-    write(&folder, &approximate_run());
-    let output = folder.join("report.html");
-    let catalog = catalog_with_parameters();
-    write_report(std::slice::from_ref(&folder), &output, None, &catalog).unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&approximate_run());
 
     let listed = section(&html, "not-verified");
     assert!(listed.contains("None: every cell that ran verified"));
@@ -372,18 +371,12 @@ fn an_unsupported_cell_is_listed_with_its_reason_and_is_no_failure() {
 
 #[test]
 fn approximate_implementations_without_a_verified_cell_are_named_not_drawn() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
     let mut late = approximate(cell(HOLD, 1_000, LINUX, &[("levels", 9)], 10.0), None);
     late.status = Status::Unverified;
     late.reason = Some("timer 7 fired 600 ticks late, beyond its bound of 512".to_string());
     late.throughput = None;
     let records = [cell(HOLD, 1_000, ("btree", "btree"), &[], 40.0), late];
-    write(&folder, &records);
-    let output = folder.join("report.html");
-    let catalog = catalog_with_parameters();
-    write_report(std::slice::from_ref(&folder), &output, None, &catalog).unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&records);
     let lateness = section(&html, "lateness");
     assert!(lateness.contains("No approximate cell verified"));
     assert!(lateness.contains("</span>linux-wheel</span> ran, but none of its cells verified"));
@@ -394,8 +387,6 @@ fn approximate_implementations_without_a_verified_cell_are_named_not_drawn() {
 
 #[test]
 fn a_skipped_cell_is_listed_apart_from_the_unsupported_and_is_no_failure() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
     let mut records = approximate_run();
     let mut skipped = cell(HOLD, 100_000, ("btree", "btree"), &[], 1.0);
     skipped.key.timers = 1_000_000;
@@ -405,16 +396,7 @@ fn a_skipped_cell_is_listed_apart_from_the_unsupported_and_is_no_failure() {
     skipped.latency.clear();
     skipped.memory = None;
     records.push(skipped);
-    write(&folder, &records);
-    let output = folder.join("report.html");
-    write_report(
-        std::slice::from_ref(&folder),
-        &output,
-        None,
-        &catalog_with_parameters(),
-    )
-    .unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&records);
     let listed = section(&html, "not-verified");
     assert!(listed.contains("None: every cell that ran verified"));
     assert!(listed.contains("<h4>Skipped</h4>"));
@@ -442,19 +424,8 @@ fn first_size_rows<'h>(html: &'h str, workload: &str) -> Vec<&'h str> {
 
 #[test]
 fn the_best_in_a_workload_table_is_the_fastest_exact_structure() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
     let records = approximate_run();
-    write(&folder, &records);
-    let output = folder.join("report.html");
-    write_report(
-        std::slice::from_ref(&folder),
-        &output,
-        None,
-        &catalog_with_parameters(),
-    )
-    .unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&records);
     let rows = first_size_rows(&html, HOLD.0);
     let named = |name: &str| {
         rows.iter()
@@ -489,18 +460,7 @@ fn the_best_in_a_workload_table_is_the_fastest_exact_structure() {
 
 #[test]
 fn the_summary_gives_the_two_lateness_maxima_in_columns_of_their_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("run");
-    write(&folder, &approximate_run());
-    let output = folder.join("report.html");
-    write_report(
-        std::slice::from_ref(&folder),
-        &output,
-        None,
-        &catalog_with_parameters(),
-    )
-    .unwrap();
-    let html = std::fs::read_to_string(&output).unwrap();
+    let html = report_html(&approximate_run());
     let summary = section(&html, "summary");
     assert!(summary.contains(">max late<"), "a column of ticks");
     assert!(summary.contains(">max late / delay<"), "a column of shares");
