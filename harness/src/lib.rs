@@ -16,6 +16,7 @@ pub mod schema;
 pub mod selection;
 pub mod stats;
 pub mod table;
+pub mod threads_run;
 
 use clap::{Parser, Subcommand};
 use cmd::{

@@ -126,10 +126,9 @@ const NOT_YET_MOVED: &[(&str, &str)] = &[
     ("layouts/mod.rs", "run"),
     // `reproduce` runs the lateness microbenchmark and reads its records.
     ("reproduce/lateness_source.rs", "engine"),
-    // `reproduce` runs `live`, `run` and `threads` for their experiments.
+    // `reproduce` runs `live` and `run` for their experiments.
     ("reproduce/live_source.rs", "live"),
     ("reproduce/mod.rs", "run"),
-    ("reproduce/threads_source.rs", "threads"),
     // The engine protocol and one exchange (`run_engine`, `Outcome`), which `run --engine`
     // shares with `engine`.
     ("run/engines.rs", "engine"),
