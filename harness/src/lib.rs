@@ -11,6 +11,7 @@ pub mod engines;
 pub mod environment;
 pub mod flags;
 pub mod folders;
+pub mod live_run;
 pub mod runs;
 pub mod schema;
 pub mod selection;

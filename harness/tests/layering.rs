@@ -120,14 +120,11 @@ fn through_super(code: &str) -> Vec<(usize, String)> {
 const NOT_YET_MOVED: &[(&str, &str)] = &[
     // The cell's timed and verify passes and its allocator tuning, which an A/B side runs.
     ("ab/side.rs", "cell"),
-    // `engine --micro lateness` runs `live`'s core.
-    ("engine/lateness.rs", "live"),
     // `layouts` plans its runs with `run`'s `Planned` and runs them.
     ("layouts/mod.rs", "run"),
     // `reproduce` runs the lateness microbenchmark and reads its records.
     ("reproduce/lateness_source.rs", "engine"),
-    // `reproduce` runs `live` and `run` for their experiments.
-    ("reproduce/live_source.rs", "live"),
+    // `reproduce` runs `run` for its experiments.
     ("reproduce/mod.rs", "run"),
     // The engine protocol and one exchange (`run_engine`, `Outcome`), which `run --engine`
     // shares with `engine`.
