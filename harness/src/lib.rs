@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod catalog;
 pub mod cmd;
+pub mod engine_protocol;
 pub mod engines;
 pub mod environment;
 pub mod flags;

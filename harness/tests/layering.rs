@@ -122,13 +122,8 @@ const NOT_YET_MOVED: &[(&str, &str)] = &[
     ("ab/side.rs", "cell"),
     // `layouts` plans its runs with `run`'s `Planned` and runs them.
     ("layouts/mod.rs", "run"),
-    // `reproduce` runs the lateness microbenchmark and reads its records.
-    ("reproduce/lateness_source.rs", "engine"),
     // `reproduce` runs `run` for its experiments.
     ("reproduce/mod.rs", "run"),
-    // The engine protocol and one exchange (`run_engine`, `Outcome`), which `run --engine`
-    // shares with `engine`.
-    ("run/engines.rs", "engine"),
 ];
 
 #[test]
