@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod catalog;
+pub mod cell_core;
 pub mod cmd;
 pub mod engine_protocol;
 pub mod engines;

@@ -118,8 +118,6 @@ fn through_super(code: &str) -> Vec<(usize, String)> {
 /// under `src/cmd`, the command it reaches). The list only shrinks: an entry that no
 /// longer occurs fails the test as well, so that it is struck when its code moves.
 const NOT_YET_MOVED: &[(&str, &str)] = &[
-    // The cell's timed and verify passes and its allocator tuning, which an A/B side runs.
-    ("ab/side.rs", "cell"),
     // `layouts` plans its runs with `run`'s `Planned` and runs them.
     ("layouts/mod.rs", "run"),
     // `reproduce` runs `run` for its experiments.
