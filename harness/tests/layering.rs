@@ -117,12 +117,7 @@ fn through_super(code: &str) -> Vec<(usize, String)> {
 /// The uses of one command by another that are still to move beside `cmd/`, as (file
 /// under `src/cmd`, the command it reaches). The list only shrinks: an entry that no
 /// longer occurs fails the test as well, so that it is struck when its code moves.
-const NOT_YET_MOVED: &[(&str, &str)] = &[
-    // `layouts` plans its runs with `run`'s `Planned` and runs them.
-    ("layouts/mod.rs", "run"),
-    // `reproduce` runs `run` for its experiments.
-    ("reproduce/mod.rs", "run"),
-];
+const NOT_YET_MOVED: &[(&str, &str)] = &[];
 
 #[test]
 fn no_subcommand_imports_another() {
