@@ -28,7 +28,7 @@
 //! the verified peak per iteration, and the queue is dropped after it stops: the time
 //! covers exactly the `drive` of the timed part with the `Quiet` observer. That is the
 //! timed replay `timerbench run` measures, the same code and the same split
-//! (`timerbench::cmd::cell::passes::timed`): a bench figure is a record's
+//! (`timerbench::cell_core::timed`): a bench figure is a record's
 //! `ns_per_unit_after_fill` (`results/FORMAT.md`, *Per operation*), and the two can be set
 //! side by side.
 //!
@@ -37,13 +37,13 @@
 //! `TIMERBENCH_IMPLS="hashed-wheel:slots=4096 hashed-wheel:slots=65536" cargo bench -- start_stop`.
 //!
 //! Before its first sample each implementation replays the whole workload once through the
-//! verification a cell's warm-up does (`timerbench::cmd::cell::passes::verify`: every firing
+//! verification a cell's warm-up does (`timerbench::cell_core::verify`: every firing
 //! logged, the summary and its digest of the firings equal to the reference model's); one
 //! that disagrees is skipped with the reason printed (its first differing firing, from
 //! the verifying `replay`), as is one that panics, never timed.
 //!
 //! The bench runs under the cell's conditions: it re-executes itself once with the cell's
-//! glibc allocator settings (`timerbench::cmd::cell::tune_allocator`) and pins itself to the
+//! glibc allocator settings (`timerbench::cell_core::tune_allocator`) and pins itself to the
 //! CPU a cell pins to (`timerbench::cmd::cell::conditions::begin`).
 //!
 //! Each group ends with `floor` (`impls/src/floor.rs`): not a queue, only the bookkeeping
@@ -58,10 +58,8 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, measurement
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use timerbench::cmd::cell::passes::timed::{Operations, Recipe, TimedWorkload};
-use timerbench::cmd::cell::passes::verify::{
-    Verified, replay_unverified, verify, verify_within_bound,
-};
+use timerbench::cell_core::timed::{Operations, Recipe, TimedWorkload};
+use timerbench::cell_core::verify::{Verified, replay_unverified, verify, verify_within_bound};
 use timerbench_impls::registry::{self, QueueVisitor};
 use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::families::{GenSpec, generate};
@@ -295,7 +293,7 @@ fn main() {
     // once, with the same arguments), and pinned to the CPU a cell pins itself to. Without
     // the tuning the two tools measure two allocators (METHODOLOGY.md, *cargo bench
     // against a run*).
-    timerbench::cmd::cell::tune_allocator();
+    timerbench::cell_core::tune_allocator();
     let _ = timerbench::cmd::cell::conditions::begin("bench");
     // The workspace builds plotters with its `ab_glyph` font backend (the report's PNGs
     // carry an embedded font), and criterion's own charts share that plotters: without a

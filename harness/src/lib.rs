@@ -6,16 +6,21 @@
 
 pub mod alloc;
 pub mod catalog;
+pub mod cell_core;
 pub mod cmd;
+pub mod engine_protocol;
 pub mod engines;
 pub mod environment;
 pub mod flags;
 pub mod folders;
+pub mod live_run;
+pub mod run_core;
 pub mod runs;
 pub mod schema;
 pub mod selection;
 pub mod stats;
 pub mod table;
+pub mod threads_run;
 
 use clap::{Parser, Subcommand};
 use cmd::{

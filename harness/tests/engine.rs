@@ -7,8 +7,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::{assert_fails_with, text, timerbench_in};
-use timerbench::cmd::engine::protocol::{Request, Sampling};
-use timerbench::cmd::engine::{Outcome, run_engine};
+use timerbench::engine_protocol::protocol::{Request, Sampling};
+use timerbench::engine_protocol::{Outcome, run_engine};
 use timerbench::engines::{self, Engine, Toolchain, build};
 
 const FAKE: Engine = Engine {

@@ -7,8 +7,8 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 use support::{assert_fails_with, text, timerbench_in};
-use timerbench::cmd::engine::lateness::{LatenessAnswer, LatenessRequest, check};
-use timerbench::cmd::engine::protocol::{self, Request, Sampling};
+use timerbench::engine_protocol::lateness::{LatenessAnswer, LatenessRequest, check};
+use timerbench::engine_protocol::protocol::{self, Request, Sampling};
 use timerbench::engines::{self, build, build::NotBuilt};
 
 const QUICK: Sampling = Sampling {

@@ -117,23 +117,7 @@ fn through_super(code: &str) -> Vec<(usize, String)> {
 /// The uses of one command by another that are still to move beside `cmd/`, as (file
 /// under `src/cmd`, the command it reaches). The list only shrinks: an entry that no
 /// longer occurs fails the test as well, so that it is struck when its code moves.
-const NOT_YET_MOVED: &[(&str, &str)] = &[
-    // The cell's timed and verify passes and its allocator tuning, which an A/B side runs.
-    ("ab/side.rs", "cell"),
-    // `engine --micro lateness` runs `live`'s core.
-    ("engine/lateness.rs", "live"),
-    // `layouts` plans its runs with `run`'s `Planned` and runs them.
-    ("layouts/mod.rs", "run"),
-    // `reproduce` runs the lateness microbenchmark and reads its records.
-    ("reproduce/lateness_source.rs", "engine"),
-    // `reproduce` runs `live`, `run` and `threads` for their experiments.
-    ("reproduce/live_source.rs", "live"),
-    ("reproduce/mod.rs", "run"),
-    ("reproduce/threads_source.rs", "threads"),
-    // The engine protocol and one exchange (`run_engine`, `Outcome`), which `run --engine`
-    // shares with `engine`.
-    ("run/engines.rs", "engine"),
-];
+const NOT_YET_MOVED: &[(&str, &str)] = &[];
 
 #[test]
 fn no_subcommand_imports_another() {

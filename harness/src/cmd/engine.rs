@@ -6,20 +6,15 @@
 //! expiry log is reported as such with its stderr's last lines, and the others go on; the
 //! command then exits non-zero. Timings are the engine's own, taken inside its process.
 
-pub mod lateness;
-pub mod lateness_record;
-pub mod protocol;
-pub mod verify;
-
+use crate::engine_protocol::protocol::{Answer, Request, Sampling};
+use crate::engine_protocol::{Outcome, lateness, run_engine};
 use crate::engines::build::{self, NotBuilt};
 use crate::engines::{Engine, select};
 use crate::table::Table;
 use anyhow::Context;
-use protocol::{Answer, Exchange, Failure, Request, Sampling};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_workloads::Program;
 
 /// Run the engines of other runtimes on a workload or a microbenchmark.
 #[derive(clap::Args)]
@@ -77,36 +72,6 @@ pub enum Micro {
     Restart,
     /// Timers on the real clock: lateness, wake-ups and CPU (no --resident; see --timers).
     Lateness,
-}
-
-/// What became of one engine.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// It answered; a verified replay's digest when it replayed and is verified.
-    Answered {
-        /// The answer.
-        answer: Box<Answer>,
-        /// The verified digest, if any.
-        digest: Option<String>,
-        /// The harness's wall time around the exchange.
-        wall: Duration,
-    },
-    /// Its toolchain is missing, or it does not run this request: why.
-    Unsupported(String),
-    /// It failed: how, and its stderr's last lines.
-    Failed {
-        /// How.
-        failure: String,
-        /// Its stderr's last lines.
-        stderr_tail: String,
-    },
-}
-
-impl Outcome {
-    /// Whether it counts as a failure of the command.
-    pub fn failed(&self) -> bool {
-        matches!(self, Outcome::Failed { .. })
-    }
 }
 
 /// Runs the command.
@@ -247,51 +212,6 @@ fn print_outcomes(outcomes: &[(&str, Outcome)]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// One exchange with a built engine, its replay verified against `program` when it has one.
-pub fn run_engine(
-    engine: &Engine,
-    argv: &[String],
-    request: &Request,
-    program: Option<&Program>,
-    sampling: &Sampling,
-    limit: Duration,
-    scratch: &Path,
-) -> Outcome {
-    let Exchange {
-        answer,
-        stderr_tail,
-        wall,
-    } = protocol::exchange(argv, request, sampling, limit, scratch);
-    let failed = |failure: Failure| Outcome::Failed {
-        failure: failure.to_string(),
-        stderr_tail: stderr_tail.clone(),
-    };
-    let answer = match answer {
-        Ok(answer) => answer,
-        Err(failure) => return failed(failure),
-    };
-    if answer.status == "unsupported" {
-        return Outcome::Unsupported(answer.reason.unwrap_or_default());
-    }
-    let digest = match (program, &answer.replay) {
-        (Some(_), None) => {
-            return failed(Failure::Malformed(
-                "a replay answer without `replay`".into(),
-            ));
-        }
-        (Some(program), Some(replay)) if engine.verifies => match verify::verify(program, replay) {
-            Ok(summary) => Some(summary.digest),
-            Err(why) => return failed(Failure::WrongLog(why)),
-        },
-        _ => None,
-    };
-    Outcome::Answered {
-        answer: Box::new(answer),
-        digest,
-        wall,
     }
 }
 

@@ -20,8 +20,8 @@
 //! summed over the replay's operations; spun at the end so that the structure's own
 //! memory behaviour is untouched).
 
-use crate::cmd::cell::passes::timed::{Operations, Ready, Recipe, TimedWorkload};
-use crate::cmd::cell::passes::verify::{Verified, verify, verify_within_bound};
+use crate::cell_core::timed::{Operations, Ready, Recipe, TimedWorkload};
+use crate::cell_core::verify::{Verified, verify, verify_within_bound};
 use anyhow::{Context, bail};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -47,7 +47,7 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    crate::cmd::cell::tune_allocator();
+    crate::cell_core::tune_allocator();
     let slowdown = slowdown_percent()?;
     let program =
         load(&args.workload).with_context(|| format!("cannot load {}", args.workload.display()))?;

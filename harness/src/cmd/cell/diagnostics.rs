@@ -5,7 +5,7 @@
 //! reads.
 
 use super::clock::ProbeCost;
-use super::os::allocator_tunables;
+use crate::cell_core::os::allocator_tunables;
 
 /// What the record has no field for, written on standard error with `--diagnostics`.
 #[derive(Debug, Clone, Default)]

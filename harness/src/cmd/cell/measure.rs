@@ -10,12 +10,12 @@
 
 use super::Diagnostics;
 use super::clock::{LatencyClock, ProbeClock};
-use super::os::peak_rss_bytes;
 use super::passes::fixed_costs::fixed_costs;
 use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;
 use super::passes::timed::{Recipe, TimedWorkload};
 use super::warm_up::{WarmUp, Warmed, sample, split, warm_up};
+use crate::cell_core::os::peak_rss_bytes;
 use crate::schema::{
     self, AdvanceSeries, CellRecord, CellSpec, Clock, FixedCosts, Latency, Memory, Status,
     Throughput,

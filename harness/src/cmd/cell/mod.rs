@@ -48,23 +48,21 @@
 //! - [`passes`]: one module per pass, and the verification and timed replay that
 //!   `cargo bench` shares;
 //! - [`clock`]: the latency pass's clock, its cost, and the comparison of the two clocks;
-//! - `os`: the allocator tuning and its re-execution, the `/proc` readers;
+//! - `crate::cell_core::os` (beside `cmd/`, shared with `ab` and `cargo bench`): the
+//!   allocator tuning and its re-execution, the `/proc` readers;
 //! - [`diagnostics`]: what `--diagnostics` writes on standard error.
 
 pub mod clock;
 pub mod conditions;
 pub mod diagnostics;
 mod measure;
-mod os;
 pub mod passes;
 pub mod protocol;
 mod samples;
-#[cfg(test)]
-mod testing;
 mod warm_up;
 
+pub use crate::cell_core::tune_allocator;
 pub use clock::{ProbeClock, ProbeCost, StdInstant, Tsc};
 pub use diagnostics::Diagnostics;
 pub use measure::measure;
-pub use os::tune_allocator;
 pub use protocol::{Args, parse_spec, run};

@@ -13,8 +13,8 @@
 
 use super::clock::compare_clocks;
 use super::measure::measure;
-use super::os::tune_allocator;
 use super::samples::measure_samples;
+use crate::cell_core::os::tune_allocator;
 use crate::schema::{CellMode, CellSpec};
 use anyhow::Context;
 use std::io::{Read, Write};
@@ -106,7 +106,7 @@ fn write_line(answer: &impl serde::Serialize) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::cell::testing::spec_for;
+    use crate::cell_core::testing::spec_for;
 
     #[test]
     fn specs_that_cannot_be_used_say_why() {

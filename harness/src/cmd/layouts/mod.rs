@@ -25,7 +25,7 @@ mod build;
 pub mod spread;
 pub mod summary;
 
-use crate::cmd::run::{self, Planned};
+use crate::run_core::{self as run, Planned};
 use anyhow::{Context, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

@@ -11,8 +11,8 @@
 use super::experiments::Experiment;
 use super::live_source::{check_field, read_value, run_one};
 use super::sources::{Measured, Reading, finite, record_path};
-use crate::cmd::engine::lateness::{LatenessRequest, write_live_workload};
-use crate::cmd::engine::lateness_record::{self, ENGINE_OK, NoRecord};
+use crate::engine_protocol::lateness::{LatenessRequest, write_live_workload};
+use crate::engine_protocol::lateness_record::{self, ENGINE_OK, NoRecord};
 use crate::engines::build::Builder;
 use crate::engines::{Engine, names_where, select};
 use anyhow::Context;

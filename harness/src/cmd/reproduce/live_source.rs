@@ -98,7 +98,7 @@ pub enum Sweep {
 #[command(name = "timerbench")]
 struct LiveCommand {
     #[command(flatten)]
-    args: crate::cmd::live::Args,
+    args: crate::live_run::Args,
 }
 
 impl LiveSource {
@@ -335,7 +335,7 @@ pub(super) fn run_one(words: &[String], run_folder: &Path) -> Result<LiveRecord,
     };
     let outcome = LiveCommand::try_parse_from(words)
         .map_err(|e| format!("the run's flags {}: {e}", words[1..].join(" ")))
-        .and_then(|command| crate::cmd::live::run(&command.args).map_err(|e| format!("{e:#}")));
+        .and_then(|command| crate::live_run::run(&command.args).map_err(|e| format!("{e:#}")));
     // A run that did not verify still appends its record, and then fails: the record says
     // why, so it is read first.
     let records = if file.is_file() {

@@ -90,7 +90,7 @@ pub struct Args {
 #[command(name = "timerbench")]
 struct RunCommand {
     #[command(flatten)]
-    args: crate::cmd::run::Args,
+    args: crate::run_core::Args,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -355,7 +355,7 @@ fn measure(
     let words = run_words(experiment, run_folder, sizes, &files, quick);
     let command = RunCommand::try_parse_from(&words)
         .map_err(|e| anyhow::anyhow!("the run's flags {}: {e}", words.join(" ")))?;
-    let planned = crate::cmd::run::Planned::new(&command.args, &suite)?;
+    let planned = crate::run_core::Planned::new(&command.args, &suite)?;
     let definitions = planned.definitions();
     let (copied, reused) = earlier.find(&definitions);
     if !reused.is_empty() {

@@ -81,7 +81,7 @@ fn start_stop() -> String {
 #[command(name = "timerbench")]
 struct ThreadsCommand {
     #[command(flatten)]
-    args: crate::cmd::threads::Args,
+    args: crate::threads_run::Args,
 }
 
 impl ThreadsSource {
@@ -202,7 +202,7 @@ impl ThreadsSource {
             let command = ThreadsCommand::try_parse_from(&words)
                 .map_err(|e| anyhow::anyhow!("the run's flags {}: {e}", words[1..].join(" ")))?;
             // A run that did not verify is a record with its offence, read below.
-            crate::cmd::threads::run(&command.args)?;
+            crate::threads_run::run(&command.args)?;
             records = read_threads_records(&run_folder.join(THREADS_FILE))?;
         }
         let series = self.series(experiment);

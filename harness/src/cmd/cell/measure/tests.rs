@@ -3,8 +3,8 @@
 //! has its process to itself.
 
 use super::*;
+use crate::cell_core::testing::{spec_for, variant};
 use crate::cmd::cell::StdInstant;
-use crate::cmd::cell::testing::{spec_for, variant};
 use timerbench_impls::TimerId;
 use timerbench_impls::binary_heap::BinaryHeapTimers;
 use timerbench_workloads::load;

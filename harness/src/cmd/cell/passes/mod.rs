@@ -13,5 +13,5 @@ pub(super) mod fixed_costs;
 pub(super) mod latency;
 pub(super) mod memory;
 pub(super) mod throughput;
-pub mod timed;
-pub mod verify;
+pub use crate::cell_core::timed;
+pub use crate::cell_core::verify;

@@ -14,8 +14,8 @@
 //! `drive` are the memory pass's diagnostics.
 
 use super::timed::{Operations, Recipe, TimedWorkload};
+use crate::cell_core::os::minor_page_faults;
 use crate::cmd::cell::Diagnostics;
-use crate::cmd::cell::os::minor_page_faults;
 use crate::schema::{Throughput, spread};
 use std::time::Duration;
 use timerbench_impls::TimerQueue;

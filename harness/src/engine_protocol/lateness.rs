@@ -45,7 +45,7 @@ pub struct LatenessArgs {
 #[derive(clap::Parser)]
 struct LiveCommand {
     #[command(flatten)]
-    args: crate::cmd::live::Args,
+    args: crate::live_run::Args,
 }
 
 /// `micro lateness` as the engine receives it.
@@ -259,7 +259,7 @@ fn port_side(
     println!();
     let parsed = <LiveCommand as clap::Parser>::try_parse_from(&live)
         .context("the live command --with-live builds")?;
-    let live_exit = crate::cmd::live::run(&parsed.args)?;
+    let live_exit = crate::live_run::run(&parsed.args)?;
     Ok(if live_exit == ExitCode::SUCCESS {
         exit(engines_failed)
     } else {

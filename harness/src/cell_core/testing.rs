@@ -7,7 +7,7 @@ use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::{Program, compile, load, writer};
 
 /// The workload `family` generates at `timers` with `params`, compiled with the model.
-pub(super) fn generated(family: &str, timers: u64, params: &[(&str, &str)]) -> Program {
+pub(crate) fn generated(family: &str, timers: u64, params: &[(&str, &str)]) -> Program {
     let spec = GenSpec {
         timers,
         ops: None,
@@ -23,7 +23,7 @@ pub(super) fn generated(family: &str, timers: u64, params: &[(&str, &str)]) -> P
 
 /// Writes a generated workload into `dir` and returns a spec for it, with the model's
 /// summary as the reference.
-pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &str) -> CellSpec {
+pub(crate) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &str) -> CellSpec {
     let gen_spec = GenSpec {
         timers,
         ops: None,
@@ -58,6 +58,6 @@ pub(super) fn spec_for(dir: &Path, family: &str, timers: u64, implementation: &s
 }
 
 /// The variant `label` (a name, or `NAME:key=value,...`).
-pub(super) fn variant(label: &str) -> timerbench_impls::Variant {
+pub(crate) fn variant(label: &str) -> timerbench_impls::Variant {
     timerbench_impls::Variant::parse(label).unwrap()
 }

@@ -207,7 +207,7 @@ fn differences(expected: &Summary, got: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::cell::testing::{generated, variant};
+    use crate::cell_core::testing::{generated, variant};
     use timerbench_impls::binary_heap::BinaryHeapTimers;
 
     /// `cargo bench` sizes its queues from the verification, as the cell does, where it

@@ -193,7 +193,7 @@ fn usage(phase: &Phase) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::engine::lateness::Percentiles;
+    use crate::engine_protocol::lateness::Percentiles;
 
     fn answer() -> Answer {
         serde_json::from_value(serde_json::json!({

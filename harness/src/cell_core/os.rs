@@ -87,7 +87,7 @@ pub fn tune_allocator() {}
 
 /// The `GLIBC_TUNABLES` this process runs under when [`tune_allocator`] re-executed it
 /// (empty if unset), or `None` when it runs with the allocator's default settings.
-pub(super) fn allocator_tunables() -> Option<String> {
+pub fn allocator_tunables() -> Option<String> {
     std::env::var(TUNED)
         .ok()
         .map(|_| std::env::var("GLIBC_TUNABLES").unwrap_or_default())
@@ -95,7 +95,7 @@ pub(super) fn allocator_tunables() -> Option<String> {
 
 /// Minor page faults of this process so far (`minflt`, the tenth field of
 /// `/proc/self/stat`), or 0 where that cannot be read.
-pub(super) fn minor_page_faults() -> u64 {
+pub fn minor_page_faults() -> u64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0;
     };
@@ -107,7 +107,7 @@ pub(super) fn minor_page_faults() -> u64 {
 }
 
 /// The process's peak resident set, from `VmHWM` in `/proc/self/status`.
-pub(super) fn peak_rss_bytes() -> Result<u64, String> {
+pub fn peak_rss_bytes() -> Result<u64, String> {
     let status = std::fs::read_to_string("/proc/self/status")
         .map_err(|e| format!("cannot read /proc/self/status: {e}"))?;
     let line = status

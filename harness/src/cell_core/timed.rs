@@ -259,7 +259,7 @@ impl<Q: TimerQueue<u64>> Replayed<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::cell::testing::{generated as program, variant};
+    use crate::cell_core::testing::{generated as program, variant};
     use timerbench_impls::binary_heap::BinaryHeapTimers;
 
     #[test]

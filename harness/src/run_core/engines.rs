@@ -18,8 +18,8 @@
 
 use super::cache::Prepared;
 use super::{Args, case_id};
-use crate::cmd::engine::protocol::{Answer, PROTOCOL, Request, Sampling};
-use crate::cmd::engine::{self as engine_cmd, Outcome};
+use crate::engine_protocol::protocol::{Answer, PROTOCOL, Request, Sampling};
+use crate::engine_protocol::{self, Outcome};
 use crate::engines::build::{self, NotBuilt};
 use crate::engines::{Engine, select, sources};
 use crate::schema::{
@@ -237,7 +237,7 @@ fn run_processes(
     let mut answers = Vec::new();
     let mut digest = None;
     for _ in 0..settings.processes.max(1) {
-        let outcome = engine_cmd::run_engine(
+        let outcome = engine_protocol::run_engine(
             cell.engine,
             &argv,
             &request,
@@ -304,7 +304,7 @@ fn run_processes(
 /// (as for a Rust cell), anything else `failed`. The words are [`Failure`]'s `Display`,
 /// which a test of this module holds to.
 ///
-/// [`Failure`]: crate::cmd::engine::protocol::Failure
+/// [`Failure`]: crate::engine_protocol::protocol::Failure
 fn failure_status(failure: &str) -> Status {
     if failure.starts_with("hung") {
         Status::Timeout
@@ -438,7 +438,7 @@ fn absolute(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::engine::protocol::Failure;
+    use crate::engine_protocol::protocol::Failure;
 
     #[test]
     fn failures_map_to_the_statuses_a_rust_cell_would_have() {
