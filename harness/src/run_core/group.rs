@@ -210,7 +210,7 @@ fn one_more_process(group: &mut Group, index: usize, settings: &Settings) {
 }
 
 /// `sampling` with as many samples per process as the cell's `full` process took: fewer
-/// than `--repeat` for a slow replay (`crate::cmd::cell`'s `SLOW_REPLAY`), so that every
+/// than `--repeat` for a slow replay (`cmd/cell/warm_up.rs`'s `SLOW_REPLAY`), so that every
 /// process of a cell contributes alike.
 fn as_the_full_process(sampling: Sampling, record: &CellRecord) -> Sampling {
     let repeat = record
