@@ -48,6 +48,26 @@ fn code(line: &str) -> &str {
     line.find("//").map_or(line, |at| &line[..at])
 }
 
+/// The leading identifier of `text`: `b::x` gives `b`, ` c }` gives `c`.
+fn identifier(text: &str) -> String {
+    text.trim()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The names a path continues with at `rest`: `b::x` gives `b`, `{b, c}` gives `b` and `c`.
+fn names_at(rest: &str) -> Vec<String> {
+    let names = match rest.strip_prefix('{') {
+        Some(inside) => inside[..inside.find('}').unwrap_or(inside.len())]
+            .split(',')
+            .map(identifier)
+            .collect(),
+        None => vec![identifier(rest)],
+    };
+    names.into_iter().filter(|name| !name.is_empty()).collect()
+}
+
 /// The module names a line reaches through `crate::cmd::`: `crate::cmd::b::x` gives `b`,
 /// `crate::cmd::{b, c}` gives `b` and `c`.
 fn through_crate_cmd(code: &str) -> Vec<String> {
@@ -55,23 +75,7 @@ fn through_crate_cmd(code: &str) -> Vec<String> {
     let mut rest = code;
     while let Some(at) = rest.find("crate::cmd::") {
         rest = &rest[at + "crate::cmd::".len()..];
-        let list = match rest.strip_prefix('{') {
-            Some(inside) => &inside[..inside.find('}').unwrap_or(inside.len())],
-            None => rest,
-        };
-        for item in list.split(',') {
-            let name: String = item
-                .trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                names.push(name);
-            }
-            if !rest.starts_with('{') {
-                break;
-            }
-        }
+        names.extend(names_at(rest));
     }
     names
 }
@@ -93,23 +97,7 @@ fn through_super(code: &str) -> Vec<(usize, String)> {
             depth += 1;
             rest = after;
         }
-        let list = match rest.strip_prefix('{') {
-            Some(inside) => inside[..inside.find('}').unwrap_or(inside.len())].to_string(),
-            None => rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect(),
-        };
-        for item in list.split(',') {
-            let name: String = item
-                .trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                found.push((depth, name));
-            }
-        }
+        found.extend(names_at(rest).into_iter().map(|name| (depth, name)));
     }
     found
 }
