@@ -24,7 +24,7 @@ pub mod threads_run;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    ab, cell, combine, compare, engine, generate, import, layouts, list, live, rank, replay,
+    ab, cell, combine, compare, correlate, engine, generate, import, layouts, list, live, rank, replay,
     report, reproduce, run, threads,
 };
 use std::process::ExitCode;
@@ -50,6 +50,7 @@ enum Command {
     Report(report::Args),
     Compare(compare::Args),
     Rank(rank::Args),
+    Correlate(correlate::Args),
     Import(import::Args),
     Reproduce(reproduce::Args),
     Engine(engine::Args),
@@ -76,6 +77,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Rank(args) => rank::run(&args),
+        Command::Correlate(args) => correlate::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Engine(args) => engine::run(&args),

@@ -112,6 +112,41 @@ pub fn combine(values: &[f64]) -> Combined {
     }
 }
 
+/// The 1-based ranks of `values`, smallest first; tied values share the mean of the ranks
+/// they span, as Spearman's coefficient requires.
+pub fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && values[order[end]] == values[order[start]] {
+            end += 1;
+        }
+        // Positions start..end hold one value: each takes the mean of ranks start+1..=end.
+        let shared = (start + 1 + end) as f64 / 2.0;
+        for &i in &order[start..end] {
+            ranks[i] = shared;
+        }
+        start = end;
+    }
+    ranks
+}
+
+/// Spearman's rank correlation of `a` and `b` (paired, same length): the Pearson
+/// correlation of their ranks, 1 when both order the items alike, -1 when reversed; NaN
+/// with fewer than two items or when either is constant.
+pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "spearman takes paired values");
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let covariance: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let spread = |r: &[f64], m: f64| r.iter().map(|x| (x - m).powi(2)).sum::<f64>().sqrt();
+    covariance / (spread(&ra, ma) * spread(&rb, mb))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -147,5 +182,21 @@ pub(crate) mod tests {
         assert!(t_975(2.0) > t_975(10.0) && t_975(10.0) > t_975(1000.0));
         assert!((t_975(1e6) - 1.96).abs() < 0.01);
         assert!(t_975(0.0).is_nan());
+    }
+
+    #[test]
+    fn ties_share_their_mean_rank() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+    }
+
+    #[test]
+    fn spearman_is_one_for_the_same_order_and_minus_one_reversed() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        // Any increasing transform keeps the order, whatever its scale.
+        assert!((spearman(&a, &[10.0, 200.0, 3000.0, 40000.0]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&a, &[4.0, 3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        // One swap of neighbours among four: 1 - 6 x 2 / (4 x 15) = 0.8.
+        assert!((spearman(&a, &[1.0, 3.0, 2.0, 4.0]) - 0.8).abs() < 1e-12);
+        assert!(spearman(&a, &[5.0; 4]).is_nan());
     }
 }

@@ -19,6 +19,8 @@
 //! - [`workloads`]: the workload files of a run, their metadata and shape;
 //! - [`findings`]: what `timerbench reproduce` concluded (`findings.json`);
 //! - [`histogram`]: a latency histogram's percentiles and encoding, as a record holds them.
+//! - [`counts`]: a cell's counts under Valgrind (`run --counts`) and the metrics a reader
+//!   compares cells by;
 //! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own).
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
@@ -26,6 +28,7 @@
 //! This crate's folder is also where runs land; only its sources are tracked by git.
 
 pub mod ab;
+pub mod counts;
 pub mod engine;
 pub mod environment;
 pub mod findings;

@@ -15,7 +15,7 @@ pub use crate::environment::Environment;
 /// The version of the schema this timerbench writes, in every record and in
 /// `environment.json`. Bump it when the written form changes, and teach
 /// [`crate::version`] to read the previous one.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The name of the floor (`timerbench run --floor`): not a queue, the bookkeeping any
 /// queue does (an arena slot per start, freed on stop) and nothing fired, so never
@@ -414,6 +414,11 @@ pub struct CellRecord {
     /// the engine protocol (docs/engines.md); `null` for a Rust structure (schema 4).
     #[serde(default)]
     pub engine: Option<EngineInfo>,
+    /// The counts of the cell's timed part under Valgrind (`timerbench run --counts`):
+    /// instructions, simulated cache and branch misses per counted line, and the simulated
+    /// machine they are of (schema 5; `null` in older records and in timed cells).
+    #[serde(default)]
+    pub counts: Option<crate::counts::Counts>,
     /// Wall seconds the cell took, everything included: its `full` process and every
     /// `samples` process.
     pub elapsed_seconds: f64,
@@ -468,6 +473,7 @@ impl CellRecord {
             conditions: Vec::new(),
             fixed_costs: None,
             engine: None,
+            counts: None,
             elapsed_seconds: 0.0,
         }
     }

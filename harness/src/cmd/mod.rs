@@ -5,6 +5,7 @@ pub mod ab;
 pub mod cell;
 pub mod combine;
 pub mod compare;
+pub mod correlate;
 pub mod engine;
 pub mod generate;
 pub mod import;

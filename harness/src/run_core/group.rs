@@ -246,6 +246,7 @@ fn fail(record: CellRecord, status: Status, reason: String) -> CellRecord {
         memory: None,
         lateness: None,
         fixed_costs: None,
+        counts: None,
         ..record
     }
 }

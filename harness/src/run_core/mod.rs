@@ -31,7 +31,8 @@
 //!
 //! The folder's files are read and written by the results crate (`timerbench-results`),
 //! the report by the report crate; here are the plan and the loop, with the workload cache
-//! ([`cache`]), the child processes ([`child`]) and the progress display ([`progress`]) in
+//! ([`cache`]), the child processes ([`child`]) and the progress display ([`progress`], its
+//! time left learned in [`estimate`]) in
 //! modules of their own.
 
 mod cache;
@@ -41,6 +42,7 @@ mod files;
 mod group;
 mod memory_probe;
 mod plan;
+mod estimate;
 mod progress;
 mod resume;
 
@@ -317,7 +319,15 @@ fn measure(
     let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
     prepared.extend(files::prepare(inputs, &cache_folder)?);
 
-    let progress = progress::Progress::new(todo.len() as u64);
+    let planned = todo
+        .iter()
+        .map(|cell| estimate::CellShape {
+            implementation: cell.key().implementation,
+            timers: cell.key().timers,
+            lines: prepared[&case_id(&cell.case)].reference.operations,
+        })
+        .collect();
+    let progress = progress::Progress::new(planned);
     let settings = group::Settings {
         sampling: child::Sampling {
             repeat: args.repeat,
@@ -345,6 +355,7 @@ fn measure(
     let mut not_ok = 0;
     let mut first = 0;
     for block in blocks {
+        let block_first = first;
         let large = block
             .iter()
             .all(|cells| group::is_large(cells[0].key().timers));
@@ -364,10 +375,10 @@ fn measure(
             },
             ..settings.clone()
         };
-        for record in group::measure_block(groups, &settings, &progress)
-            .into_iter()
-            .flatten()
-        {
+        progress.start_block(block_first);
+        let records = group::measure_block(groups, &settings, &progress);
+        progress.finish_block(block_first, records.iter().flatten());
+        for record in records.into_iter().flatten() {
             results.append(&record)?;
             if record.status != Status::Ok && !record.status.left_out() {
                 not_ok += 1;

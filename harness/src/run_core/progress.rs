@@ -1,29 +1,43 @@
 //! The progress of a run: a bar with the cells done and the time left on a terminal, one
-//! plain line per cell otherwise (in a log, a pipe, CI).
+//! plain line per cell otherwise (in a log, a pipe, CI). The time left is learned from the
+//! cells finished so far, cell by cell ([`super::estimate`]).
 
+use super::estimate::{Estimate, CellShape};
 use crate::schema::{CellRecord, Status};
 use crate::table::duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Progress: a bar on a terminal, plain lines otherwise.
 pub(super) struct Progress {
     bar: Option<ProgressBar>,
-    total: u64,
+    /// Every cell of the run in plan order, as the estimate knows it.
+    cells: Vec<CellShape>,
     started: Instant,
-    /// Cells finished so far: the estimate of the time left is read off them.
-    done: AtomicU64,
+    state: Mutex<State>,
+}
+
+/// What changes as the run goes.
+struct State {
+    estimate: Estimate,
+    /// Cells whose `full` process finished: the bar's position.
+    done: u64,
+    /// The cells before this index are learned (their whole block finished).
+    learned: usize,
+    /// When the block in progress started.
+    block_started: Instant,
 }
 
 impl Progress {
-    pub(super) fn new(total: u64) -> Self {
+    pub(super) fn new(cells: Vec<CellShape>) -> Self {
+        let total = cells.len() as u64;
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} cells, {elapsed} elapsed, ETA {eta}  {msg}",
+                    "{bar:30} {pos}/{len} cells, {elapsed} elapsed, {prefix}  {msg}",
                 )
                 .expect("a valid template"),
             );
@@ -31,10 +45,45 @@ impl Progress {
         });
         Progress {
             bar,
-            total,
+            cells,
             started: Instant::now(),
-            done: AtomicU64::new(0),
+            state: Mutex::new(State {
+                estimate: Estimate::default(),
+                done: 0,
+                learned: 0,
+                block_started: Instant::now(),
+            }),
         }
+    }
+
+    /// A block of groups starts at cell `first` (plan order).
+    pub(super) fn start_block(&self, first: usize) {
+        let mut state = self.state();
+        state.block_started = Instant::now();
+        state.learned = state.learned.max(first);
+    }
+
+    /// A block finished: its cells, from `first` in plan order, are learned with their
+    /// whole time, every process included.
+    pub(super) fn finish_block<'r>(
+        &self,
+        first: usize,
+        records: impl IntoIterator<Item = &'r CellRecord>,
+    ) {
+        let mut state = self.state();
+        let mut index = first;
+        for record in records {
+            if let Some(cell) = self.cells.get(index) {
+                state.estimate.learn(cell, record.elapsed_seconds);
+            }
+            index += 1;
+        }
+        state.learned = state.learned.max(index);
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while the lock was held only lost a progress line: go on with the state.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn start(&self, _index: usize, label: &str) {
@@ -50,33 +99,43 @@ impl Progress {
             // excerpt at a word's end when it was recorded.
             (status, _) => format!("{status:?}: {}", record.reason.as_deref().unwrap_or("")),
         };
-        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        let left = {
+            let mut state = self.state();
+            state.done += 1;
+            self.time_left(&state)
+        };
         let line = format!(
-            "[{}/{}, {}] {label}: {outcome} ({:.1} s)",
+            "[{}/{}, {} elapsed, {left}] {label}: {outcome} ({:.1} s)",
             index + 1,
-            self.total,
-            self.timing(done),
+            self.cells.len(),
+            clock(self.started.elapsed()),
             record.elapsed_seconds
         );
         match &self.bar {
             Some(bar) => {
                 bar.println(line);
+                bar.set_prefix(left);
                 bar.inc(1);
             }
             None => println!("{line}"),
         }
     }
 
-    /// The time since the run began and an estimate of what is left, from the mean time
-    /// of the `done` cells so far: `1m05s elapsed, ~3m20s left`.
-    fn timing(&self, done: u64) -> String {
-        let elapsed = self.started.elapsed();
-        let left = time_left(elapsed, done, self.total);
-        format!(
-            "{} elapsed, ~{} left",
-            clock(elapsed),
-            clock(left.unwrap_or_default())
-        )
+    /// `~3m20s left`: the cells not yet learned, predicted from those that are
+    /// ([`Estimate::time_left`]); before the first block is learned, the mean time of the
+    /// `full` processes so far times the cells left, marked as a first guess.
+    fn time_left(&self, state: &State) -> String {
+        let left = &self.cells[state.learned.min(self.cells.len())..];
+        match state
+            .estimate
+            .time_left(left, state.block_started.elapsed())
+        {
+            Some(left) => format!("~{} left", clock(left)),
+            None => {
+                let guess = mean_time_left(self.started.elapsed(), state.done, self.cells.len() as u64);
+                format!("~{} left (first guess)", clock(guess.unwrap_or_default()))
+            }
+        }
     }
 
     /// A line of its own, above the bar on a terminal.
@@ -96,7 +155,7 @@ impl Progress {
 }
 
 /// The time the `total - done` cells left would take at the mean of the `done` ones.
-fn time_left(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
+fn mean_time_left(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
     let per_cell = elapsed.checked_div(u32::try_from(done).ok().filter(|&d| d > 0)?)?;
     per_cell.checked_mul(u32::try_from(total.saturating_sub(done)).ok()?)
 }
@@ -116,11 +175,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_time_left_is_the_mean_cell_times_the_cells_left() {
+    fn the_first_guess_is_the_mean_cell_times_the_cells_left() {
         let elapsed = Duration::from_secs(30);
-        assert_eq!(time_left(elapsed, 3, 10), Some(Duration::from_secs(70)));
-        assert_eq!(time_left(elapsed, 0, 10), None);
-        assert_eq!(time_left(elapsed, 10, 10), Some(Duration::ZERO));
+        assert_eq!(mean_time_left(elapsed, 3, 10), Some(Duration::from_secs(70)));
+        assert_eq!(mean_time_left(elapsed, 0, 10), None);
+        assert_eq!(mean_time_left(elapsed, 10, 10), Some(Duration::ZERO));
     }
 
     #[test]
