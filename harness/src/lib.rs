@@ -24,8 +24,8 @@ pub mod threads_run;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    ab, cell, combine, compare, correlate, engine, generate, import, layouts, list, live, rank, replay,
-    report, reproduce, run, threads,
+    ab, cell, combine, compare, correlate, engine, generate, import, layouts, list, live, rank,
+    replay, report, reproduce, run, threads,
 };
 use std::process::ExitCode;
 

@@ -263,7 +263,10 @@ mod tests {
             assert_eq!(metric.name().parse::<Metric>(), Ok(metric));
         }
         let error = "cycles".parse::<Metric>().unwrap_err();
-        assert!(error.contains("`cycles`") && error.contains("est-cycles"), "{error}");
+        assert!(
+            error.contains("`cycles`") && error.contains("est-cycles"),
+            "{error}"
+        );
     }
 
     #[test]

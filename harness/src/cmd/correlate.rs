@@ -113,7 +113,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "\nAt {timers} timers, the cells whose ranks differ most (rank 1: the fastest, the \
              fewest):\n\n{}",
             table(
-                &["cell", "ns/line", "rank by time", args.metric.unit(), "rank by count"],
+                &[
+                    "cell",
+                    "ns/line",
+                    "rank by time",
+                    args.metric.unit(),
+                    "rank by count"
+                ],
                 disagreeing(pairs, args.worst),
                 args.format
             )
@@ -125,7 +131,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The latest record of each cell of the run in `folder`.
 fn latest(folder: &Path) -> anyhow::Result<BTreeMap<CellKey, CellRecord>> {
     let files = read_run(folder).with_context(|| format!("run {}", folder.display()))?;
-    Ok(latest_by_cell(files.records.into_iter().map(|line| line.record)))
+    Ok(latest_by_cell(
+        files.records.into_iter().map(|line| line.record),
+    ))
 }
 
 /// The verified cell's median ns per line after the fill.
@@ -133,7 +141,12 @@ fn ns_after_fill(record: &CellRecord) -> Option<f64> {
     if record.status != Status::Ok {
         return None;
     }
-    let ns = record.throughput.as_ref()?.ns_per_op_after_fill.as_ref()?.median;
+    let ns = record
+        .throughput
+        .as_ref()?
+        .ns_per_op_after_fill
+        .as_ref()?
+        .median;
     (ns.is_finite() && ns > 0.0).then_some(ns)
 }
 

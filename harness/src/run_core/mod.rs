@@ -38,11 +38,11 @@
 mod cache;
 mod child;
 pub(crate) mod engines;
+mod estimate;
 mod files;
 mod group;
 mod memory_probe;
 mod plan;
-mod estimate;
 mod progress;
 mod resume;
 

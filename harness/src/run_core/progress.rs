@@ -2,7 +2,7 @@
 //! plain line per cell otherwise (in a log, a pipe, CI). The time left is learned from the
 //! cells finished so far, cell by cell ([`super::estimate`]).
 
-use super::estimate::{Estimate, CellShape};
+use super::estimate::{CellShape, Estimate};
 use crate::schema::{CellRecord, Status};
 use crate::table::duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -132,7 +132,8 @@ impl Progress {
         {
             Some(left) => format!("~{} left", clock(left)),
             None => {
-                let guess = mean_time_left(self.started.elapsed(), state.done, self.cells.len() as u64);
+                let guess =
+                    mean_time_left(self.started.elapsed(), state.done, self.cells.len() as u64);
                 format!("~{} left (first guess)", clock(guess.unwrap_or_default()))
             }
         }
@@ -177,7 +178,10 @@ mod tests {
     #[test]
     fn the_first_guess_is_the_mean_cell_times_the_cells_left() {
         let elapsed = Duration::from_secs(30);
-        assert_eq!(mean_time_left(elapsed, 3, 10), Some(Duration::from_secs(70)));
+        assert_eq!(
+            mean_time_left(elapsed, 3, 10),
+            Some(Duration::from_secs(70))
+        );
         assert_eq!(mean_time_left(elapsed, 0, 10), None);
         assert_eq!(mean_time_left(elapsed, 10, 10), Some(Duration::ZERO));
     }
