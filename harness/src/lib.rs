@@ -25,7 +25,7 @@ pub mod threads_run;
 use clap::{Parser, Subcommand};
 use cmd::{
     ab, cell, combine, compare, correlate, engine, generate, import, layouts, list, live, rank,
-    replay, report, reproduce, run, threads,
+    replay, report, reproduce, run, suite_costs, threads,
 };
 use std::process::ExitCode;
 
@@ -63,6 +63,8 @@ enum Command {
     #[command(name = "ab-side", hide = true)]
     AbSide(ab::side::Args),
     Threads(threads::Args),
+    #[command(name = "suite-costs", hide = true)]
+    SuiteCosts(suite_costs::Args),
 }
 
 /// Parses the command line and runs the subcommand: the whole of `timerbench`.
@@ -88,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Layouts(args) => layouts::run(&args),
         Command::AbSide(args) => ab::side::run(&args),
         Command::Threads(args) => threads::run(&args),
+        Command::SuiteCosts(args) => suite_costs::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -52,9 +52,18 @@
 //! Nothing to skip: `advance(to)` fires while the first node is due and then sets the clock,
 //! whatever the distance. Deadlines at or before `now` are ordinary keys, so past-due timers
 //! fire sorted by deadline along with the rest.
+//!
+//! # Suite limit
+//!
+//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). Each lane of a search is a
+//! dependent cache miss once the list outgrows the caches, so at 1M a replay takes seconds
+//! on most families, and its eight 1M cells were about a sixth of the default suite's time
+//! (docs/evidence/2026-11-29-main-job-time.md) to show what its 100k cells already show:
+//! the slowest exact structure from 100k on. `--timers 1000000` runs it.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::SuiteLimit;
 
 /// Where a tower pool lives: a `Vec`, or segments with `segmented-storage`.
 type PoolStore = crate::segmented::Storage<u32>;
@@ -358,6 +367,14 @@ impl<V> SkipListTimers<V> {
 }
 
 impl<V> TimerQueue<V> for SkipListTimers<V> {
+    /// Measured on the standard workloads (module documentation, "Suite limit").
+    const SUITE_LIMIT: Option<SuiteLimit> = Some(SuiteLimit {
+        max_timers: 100_000,
+        why: "every lane of a search is a dependent cache miss: at 1M a replay takes seconds \
+              on most families, a sixth of the default suite's time, for what its 100k cells \
+              already show",
+    });
+
     fn with_capacity(capacity: usize) -> Self {
         let mut towers = Towers::new();
         towers.reserve(capacity);

@@ -12,6 +12,11 @@ use std::collections::BTreeMap;
 /// The standard suite's definitions.
 pub const STANDARD: &str = include_str!("../suites/standard.toml");
 
+/// The seconds each cell of a default run took, `workload,timers,implementation,seconds`
+/// after `#` comments and a header: where `timerbench run`'s time left starts from, scaled
+/// by the speed it finds (written by `timerbench suite-costs RESULTS_DIR`).
+pub const STANDARD_COSTS: &str = include_str!("../suites/standard-costs.csv");
+
 /// The suite levels, smallest first.
 pub const LEVELS: &[&str] = &["smoke", "default", "full"];
 

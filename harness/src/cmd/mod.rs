@@ -17,4 +17,5 @@ pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod run;
+pub mod suite_costs;
 pub mod threads;

@@ -2,18 +2,25 @@
 //!
 //! A suite's cells differ in cost by four orders of magnitude: a 1k cell is a few process
 //! starts and a few minimum-length samples, a 1M cell is dozens of replays of a second or
-//! more, and half the run's time goes to the 1M groups. The suite runs workload by
-//! workload, sizes ascending, so a mean over the cells done so far says little about the
-//! cells left: early on it has seen only small ones (it read "3 minutes left" of a
-//! 15-minute run). So each cell left is predicted from finished cells like it:
+//! more, and two thirds of the run's time go to the 1M groups. Nor do lines say it: at 1M
+//! keepalive took twelve times purgatory's time over as many lines. So a mean over the
+//! cells done so far says little about the cells left (the suite runs workload by
+//! workload, sizes ascending: early on it has seen only small ones, and it read "3 minutes
+//! left" of a 20-minute run). Each cell left is predicted instead:
 //!
-//! 1. the same implementation at the same size: its seconds per workload line, times the
-//!    cell's lines (a cell's replays, and so its time, grow with its lines at the sizes
-//!    where time is spent);
-//! 2. else any implementation at that size: the size's seconds per line;
-//! 3. else the nearest size below that has any, by the same two rules: per line, a larger
+//! 1. from the table of a whole run of the suite ([`STANDARD_COSTS`]), when it has the
+//!    cell: the cells' costs relative to one another hold from run to run, while the
+//!    machine's speed moves them all together. So the table's seconds are scaled by the
+//!    speed found so far: the learned cells' seconds over the table's for them (1 before
+//!    any is learned);
+//! 2. else from the finished cells of the same implementation at the same size: their
+//!    seconds per workload line, times the cell's lines;
+//! 3. else any implementation at that size: the size's seconds per line;
+//! 4. else the nearest size below that has any, by the same two rules: per line, a larger
 //!    size costs more (its cache misses), so this errs short until the size is reached,
 //!    which the suite's first workload does.
+//!
+//! A cell left out by design (above its structure's suite limit) costs nothing.
 //!
 //! A cell is learned when its whole group is finished, since its `samples` processes
 //! (rounds after every cell's `full` one) belong to its time: the record's
@@ -22,15 +29,49 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use timerbench_workloads::suite::STANDARD_COSTS;
 
 /// What the estimate knows of a cell before it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CellShape {
+    pub workload: String,
     /// The implementation's label (a variant with parameters is its own).
     pub implementation: String,
     pub timers: u64,
     /// The workload's operation lines.
     pub lines: u64,
+    /// Left out by design: not run, so it costs nothing.
+    pub skipped: bool,
+}
+
+impl CellShape {
+    fn id(&self) -> CellId {
+        (
+            self.workload.clone(),
+            self.timers,
+            self.implementation.clone(),
+        )
+    }
+}
+
+/// A cell as the costs table names it: workload, timers, implementation.
+type CellId = (String, u64, String);
+
+/// The table of [`STANDARD_COSTS`]: seconds by cell. A line that does not read is
+/// skipped (the table only steers an estimate; its test checks every line reads).
+fn costs_table(text: &str) -> BTreeMap<CellId, f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.starts_with("workload,"))
+        .filter_map(|line| {
+            let mut fields = line.split(',');
+            let workload = fields.next()?.to_string();
+            let timers = fields.next()?.parse().ok()?;
+            let implementation = fields.next()?.to_string();
+            let seconds: f64 = fields.next()?.parse().ok()?;
+            (fields.next().is_none() && seconds.is_finite() && seconds >= 0.0)
+                .then_some(((workload, timers, implementation), seconds))
+        })
+        .collect()
 }
 
 /// Seconds and lines summed over finished cells.
@@ -52,16 +93,33 @@ impl Spent {
     }
 }
 
-/// The learned costs: by (size, implementation) and by size.
+/// The table's costs, and the learned ones: by (size, implementation) and by size.
 #[derive(Debug, Default)]
 pub(super) struct Estimate {
+    table: BTreeMap<CellId, f64>,
+    /// Seconds learned, and the table's seconds, over the learned cells the table has.
+    speed: Spent,
     by_cell: BTreeMap<(u64, String), Spent>,
     by_size: BTreeMap<u64, Spent>,
 }
 
 impl Estimate {
+    /// An estimate that starts from the standard suite's costs table.
+    pub fn from_standard_costs() -> Self {
+        Estimate {
+            table: costs_table(STANDARD_COSTS),
+            ..Estimate::default()
+        }
+    }
+
     /// Learns a finished cell: `seconds` of wall time, every process included.
     pub fn learn(&mut self, cell: &CellShape, seconds: f64) {
+        if let Some(&expected) = self.table.get(&cell.id()) {
+            // Spent's `lines` holds the table's seconds here: the speed is a ratio of two
+            // sums of seconds, as a cost per line is of seconds and lines.
+            self.speed.seconds += seconds;
+            self.speed.lines += expected;
+        }
         self.by_cell
             .entry((cell.timers, cell.implementation.clone()))
             .or_default()
@@ -72,14 +130,15 @@ impl Estimate {
             .add(seconds, cell.lines);
     }
 
-    /// Whether anything was learned yet.
-    pub fn knows_anything(&self) -> bool {
-        !self.by_size.is_empty()
-    }
-
-    /// The predicted seconds of `cell` (the module's rules), `None` before anything was
-    /// learned.
+    /// The predicted seconds of `cell` (the module's rules), `None` when neither the table
+    /// nor anything learned says.
     pub fn predict(&self, cell: &CellShape) -> Option<f64> {
+        if cell.skipped {
+            return Some(0.0);
+        }
+        if let Some(&expected) = self.table.get(&cell.id()) {
+            return Some(expected * self.speed.per_line().unwrap_or(1.0));
+        }
         let sizes = std::iter::once(cell.timers).chain(
             self.by_size
                 .range(..cell.timers)
@@ -103,16 +162,16 @@ impl Estimate {
     }
 
     /// The time `left` (cells not yet learned) would take, less `into_current`, the time
-    /// the group in progress has run; `None` before anything was learned.
+    /// the group in progress has run; `None` when some cell left has no prediction yet.
     pub fn time_left<'a>(
         &self,
         left: impl IntoIterator<Item = &'a CellShape>,
         into_current: Duration,
     ) -> Option<Duration> {
-        if !self.knows_anything() {
-            return None;
-        }
-        let seconds: f64 = left.into_iter().filter_map(|c| self.predict(c)).sum();
+        let seconds: f64 = left
+            .into_iter()
+            .map(|c| self.predict(c))
+            .sum::<Option<f64>>()?;
         let seconds = (seconds - into_current.as_secs_f64()).max(0.0);
         Some(Duration::from_secs_f64(seconds))
     }
@@ -124,10 +183,46 @@ mod tests {
 
     fn cell(implementation: &str, timers: u64, lines: u64) -> CellShape {
         CellShape {
+            workload: "hold".to_string(),
             implementation: implementation.to_string(),
             timers,
             lines,
+            skipped: false,
         }
+    }
+
+    #[test]
+    fn the_standard_costs_table_reads_whole() {
+        let lines = STANDARD_COSTS
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("workload,"))
+            .count();
+        assert!(lines > 0);
+        assert_eq!(
+            costs_table(STANDARD_COSTS).len(),
+            lines,
+            "a line did not read"
+        );
+    }
+
+    #[test]
+    fn a_cell_in_the_table_is_its_cost_there_scaled_by_the_speed_found() {
+        let mut estimate = Estimate {
+            table: costs_table(
+                "workload,timers,implementation,seconds\nhold,1000,heap,2\nhold,1000,wheel,10\n",
+            ),
+            ..Estimate::default()
+        };
+        assert_eq!(estimate.predict(&cell("wheel", 1000, 5)), Some(10.0));
+        // The heap took three times the table's: so will the wheel.
+        estimate.learn(&cell("heap", 1000, 5), 6.0);
+        assert_eq!(estimate.predict(&cell("wheel", 1000, 5)), Some(30.0));
+        // A cell left out costs nothing.
+        let skipped = CellShape {
+            skipped: true,
+            ..cell("wheel", 1000, 5)
+        };
+        assert_eq!(estimate.predict(&skipped), Some(0.0));
     }
 
     #[test]

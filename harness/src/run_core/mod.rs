@@ -322,9 +322,11 @@ fn measure(
     let planned = todo
         .iter()
         .map(|cell| estimate::CellShape {
+            workload: cell.key().workload,
             implementation: cell.key().implementation,
             timers: cell.key().timers,
             lines: prepared[&case_id(&cell.case)].reference.operations,
+            skipped: cell.skip.is_some(),
         })
         .collect();
     let progress = progress::Progress::new(planned);

@@ -48,7 +48,7 @@ impl Progress {
             cells,
             started: Instant::now(),
             state: Mutex::new(State {
-                estimate: Estimate::default(),
+                estimate: Estimate::from_standard_costs(),
                 done: 0,
                 learned: 0,
                 block_started: Instant::now(),
