@@ -13,12 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use timerbench_impls::Variant;
-use timerbench_live::knobs::Policy;
-use timerbench_live::record::{self, Machine};
-use timerbench_live::schedule::Schedule;
-use timerbench_live::tcp::TcpIo;
-use timerbench_live::wait::Strategy;
-use timerbench_live::{Config, natural_period_ns, sys};
+use timerbench_live::api::{self, Config, EngineConfig, Machine, Policy, Schedule, Settings};
 use timerbench_results::live::{LiveRecord, append_live};
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::{Program, compile, load};
@@ -181,24 +176,12 @@ fn parse_param(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// One run to do: a variant and a strategy.
+/// One run to do: a variant and a wait strategy's name (checked by [`Config::new`]), with
+/// the period for `tick` (`None`: the structure's natural one).
 struct Plan {
     variant: Variant,
-    strategy: Strategy,
-}
-
-fn strategy(name: &str, variant: &Variant, args: &Args) -> anyhow::Result<Strategy> {
-    Ok(match name {
-        "pwait2" => Strategy::Pwait2,
-        "wait" => Strategy::Wait,
-        "timerfd" => Strategy::Timerfd,
-        "tick" => Strategy::Tick {
-            period_ns: args
-                .period
-                .unwrap_or_else(|| natural_period_ns(variant, args.tick)),
-        },
-        other => bail!("--wait {other}: the strategies are pwait2, wait, timerfd and tick"),
-    })
+    wait: String,
+    period_ns: Option<u64>,
 }
 
 fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
@@ -212,24 +195,23 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
         };
         let mut plans: Vec<Plan> = waits
             .iter()
-            .map(|name| {
-                Ok(Plan {
-                    strategy: strategy(name, &wheel, args)?,
-                    variant: wheel.clone(),
-                })
+            .map(|name| Plan {
+                variant: wheel.clone(),
+                wait: name.to_string(),
+                period_ns: args.period,
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect();
         plans.push(Plan {
-            strategy: strategy("tick", &netty, args)?,
             variant: netty,
+            wait: "tick".into(),
+            period_ns: args.period,
         });
         if args.tcp {
             // The seed's scan a second: its clock moves only on the period's wakeups.
             plans.push(Plan {
-                strategy: Strategy::Tick {
-                    period_ns: live_tcp::SMOKE_SCAN_PERIOD_NS,
-                },
                 variant: Variant::parse("polling-scan").map_err(|e| anyhow!(e))?,
+                wait: "tick".into(),
+                period_ns: Some(live_tcp::SMOKE_SCAN_PERIOD_NS),
             });
         }
         return Ok(plans);
@@ -242,8 +224,9 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
     for variant in &implementations {
         for name in &args.waits() {
             plans.push(Plan {
-                strategy: strategy(name.trim(), variant, args)?,
                 variant: variant.clone(),
+                wait: name.trim().to_string(),
+                period_ns: args.period,
             });
         }
     }
@@ -302,30 +285,21 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
     Ok((name, program))
 }
 
+/// The configuration of `plan`'s run of workload `name`: the flags, or the smoke's fixed
+/// values where it ignores them; the live crate checks them ([`Config::new`]).
 fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Result<Config> {
     let smoke = args.smoke;
-    let feeder_cpu = args.feeder_cpu.or_else(|| {
-        let loop_cpu = args.pin?;
-        sys::available_cpus().into_iter().find(|&c| c != loop_cpu)
-    });
     let tcp = match args.tcp {
-        true => {
-            let io = timerbench_live::tcp_ring::plan(
-                program.peak_pending,
-                timerbench_live::DESCRIPTORS_NEEDED,
-                &args.tcp_io,
-            )
-            .map_err(|e| anyhow!(e))?;
-            Some(live_tcp::config(args.port, args.ramp, io)?)
-        }
+        true => Some(live_tcp::settings(args.port, args.ramp)?),
         false => None,
     };
-    Ok(Config {
+    Config::new(&Settings {
         variant: plan.variant.clone(),
+        wait: plan.wait.clone(),
+        period_ns: plan.period_ns,
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },
-        strategy: plan.strategy,
         duration_ns: if smoke && !args.tcp {
             2_000_000_000
         } else {
@@ -340,10 +314,11 @@ fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Re
         slack_ns: if smoke { None } else { args.slack },
         policy: if smoke { Policy::Other } else { args.policy },
         loop_cpu: if smoke { None } else { args.pin },
-        feeder_cpu: if smoke { None } else { feeder_cpu },
-        pwait2: sys::epoll_pwait2,
+        feeder_cpu: if smoke { None } else { args.feeder_cpu },
         tcp,
+        tcp_io: args.tcp_io.clone(),
     })
+    .map_err(|e| anyhow!(e))
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -356,34 +331,28 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         // Before the workload is generated: a limit that cannot be raised is refused at once.
         let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
-        timerbench_live::tcp_ring::plan(
-            connections,
-            timerbench_live::DESCRIPTORS_NEEDED,
-            &args.tcp_io,
-        )
-        .map_err(|e| anyhow!(e))?;
+        api::check_tcp_io(connections, &args.tcp_io).map_err(|e| anyhow!(e))?;
     }
     let engines = args.engines();
     live_tcp::check_engines(&engines)?;
     let (name, program) = workload(args)?;
-    let plans = plans(args)?;
-    for plan in &plans {
-        let range = plan.variant.declarations().range;
+    let configs: Vec<Config> = plans(args)?
+        .iter()
+        .map(|plan| config(args, plan, &name, &program))
+        .collect::<anyhow::Result<_>>()?;
+    for config in &configs {
+        let range = config.variant.declarations().range;
         if !program.reach.within(&range) {
             bail!(
                 "{}: {name} reaches beyond what it holds ({})",
-                plan.variant,
+                config.variant,
                 range.why
             );
         }
     }
     let schedule = Arc::new(Schedule::of(&program));
-    let configs: Vec<Config> = plans
-        .iter()
-        .map(|plan| config(args, plan, &name, &program))
-        .collect::<anyhow::Result<_>>()?;
     for config in &configs {
-        timerbench_live::preflight(config).map_err(|e| anyhow!(e))?;
+        api::preflight(config).map_err(|e| anyhow!(e))?;
     }
     let folder = args.out.clone().unwrap_or_else(|| free_folder("live-"));
     let machine = Machine {
@@ -398,8 +367,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         schedule.arrivals.len(),
         schedule.fill.len(),
         schedule.end_tick,
-        record::kernel(),
-        record::clock_source()
+        api::kernel(),
+        api::clock_source()
     );
     let mut records = Vec::new();
     let base = engine_base(args, &name, &program)?;
@@ -422,8 +391,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 config.strategy,
                 config.idle_ns as f64 / 1e9
             );
-            let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
-            let record = record::record(&machine, config, &schedule, &run);
+            let record = api::run(config, &schedule, &machine).map_err(|e| anyhow!(e))?;
             let fired = format!("{} firings", record.firings);
             keep(&folder, record, &fired, &mut records)?;
         }
@@ -520,17 +488,13 @@ fn keep(
     Ok(())
 }
 
-fn engine_base(
-    args: &Args,
-    name: &str,
-    program: &Program,
-) -> anyhow::Result<timerbench_live::engine_server::EngineConfig> {
+fn engine_base(args: &Args, name: &str, program: &Program) -> anyhow::Result<EngineConfig> {
     let smoke = args.smoke;
-    Ok(timerbench_live::engine_server::EngineConfig {
+    Ok(EngineConfig {
         name: String::new(),
         server: Vec::new(),
         // The engine's server holds its own connections, a descriptor each.
-        tcp: live_tcp::config(args.port, args.ramp, TcpIo::Epoll)?,
+        tcp: live_tcp::settings(args.port, args.ramp)?,
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },
