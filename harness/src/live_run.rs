@@ -9,16 +9,11 @@ pub mod live_tcp;
 use crate::flags::parse_duration;
 use crate::folders::free_folder;
 use anyhow::{anyhow, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use timerbench_impls::Variant;
-use timerbench_live::knobs::Policy;
-use timerbench_live::record::{self, Machine};
-use timerbench_live::schedule::Schedule;
-use timerbench_live::tcp::TcpIo;
-use timerbench_live::wait::Strategy;
-use timerbench_live::{Config, natural_period_ns, sys};
+use timerbench_live::api::{self, Config, EngineConfig, Machine, Policy, Schedule, Settings};
 use timerbench_results::live::{LiveRecord, append_live};
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::{Program, compile, load};
@@ -181,24 +176,12 @@ fn parse_param(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// One run to do: a variant and a strategy.
+/// One run to do: a variant and a wait strategy's name (checked by [`Config::new`]), with
+/// the period for `tick` (`None`: the structure's natural one).
 struct Plan {
     variant: Variant,
-    strategy: Strategy,
-}
-
-fn strategy(name: &str, variant: &Variant, args: &Args) -> anyhow::Result<Strategy> {
-    Ok(match name {
-        "pwait2" => Strategy::Pwait2,
-        "wait" => Strategy::Wait,
-        "timerfd" => Strategy::Timerfd,
-        "tick" => Strategy::Tick {
-            period_ns: args
-                .period
-                .unwrap_or_else(|| natural_period_ns(variant, args.tick)),
-        },
-        other => bail!("--wait {other}: the strategies are pwait2, wait, timerfd and tick"),
-    })
+    wait: String,
+    period_ns: Option<u64>,
 }
 
 fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
@@ -212,24 +195,23 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
         };
         let mut plans: Vec<Plan> = waits
             .iter()
-            .map(|name| {
-                Ok(Plan {
-                    strategy: strategy(name, &wheel, args)?,
-                    variant: wheel.clone(),
-                })
+            .map(|name| Plan {
+                variant: wheel.clone(),
+                wait: name.to_string(),
+                period_ns: args.period,
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect();
         plans.push(Plan {
-            strategy: strategy("tick", &netty, args)?,
             variant: netty,
+            wait: "tick".into(),
+            period_ns: args.period,
         });
         if args.tcp {
             // The seed's scan a second: its clock moves only on the period's wakeups.
             plans.push(Plan {
-                strategy: Strategy::Tick {
-                    period_ns: live_tcp::SMOKE_SCAN_PERIOD_NS,
-                },
                 variant: Variant::parse("polling-scan").map_err(|e| anyhow!(e))?,
+                wait: "tick".into(),
+                period_ns: Some(live_tcp::SMOKE_SCAN_PERIOD_NS),
             });
         }
         return Ok(plans);
@@ -242,8 +224,9 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
     for variant in &implementations {
         for name in &args.waits() {
             plans.push(Plan {
-                strategy: strategy(name.trim(), variant, args)?,
                 variant: variant.clone(),
+                wait: name.trim().to_string(),
+                period_ns: args.period,
             });
         }
     }
@@ -297,35 +280,26 @@ fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
     };
     let generated = families::generate(&family, &spec)?;
     let name = families::workload_name(&family, &spec);
-    let program = compile(&generated, std::path::Path::new(&name))
+    let program = compile(&generated, Path::new(&name))
         .map_err(|e| anyhow!("the generated workload is invalid (a bug in the family): {e}"))?;
     Ok((name, program))
 }
 
+/// The configuration of `plan`'s run of workload `name`: the flags, or the smoke's fixed
+/// values where it ignores them; the live crate checks them ([`Config::new`]).
 fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Result<Config> {
     let smoke = args.smoke;
-    let feeder_cpu = args.feeder_cpu.or_else(|| {
-        let loop_cpu = args.pin?;
-        sys::available_cpus().into_iter().find(|&c| c != loop_cpu)
-    });
     let tcp = match args.tcp {
-        true => {
-            let io = timerbench_live::tcp_ring::plan(
-                program.peak_pending,
-                timerbench_live::DESCRIPTORS_NEEDED,
-                &args.tcp_io,
-            )
-            .map_err(|e| anyhow!(e))?;
-            Some(live_tcp::config(args.port, args.ramp, io)?)
-        }
+        true => Some(live_tcp::settings(args.port, args.ramp)?),
         false => None,
     };
-    Ok(Config {
+    Config::new(&Settings {
         variant: plan.variant.clone(),
+        wait: plan.wait.clone(),
+        period_ns: plan.period_ns,
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },
-        strategy: plan.strategy,
         duration_ns: if smoke && !args.tcp {
             2_000_000_000
         } else {
@@ -340,57 +314,103 @@ fn config(args: &Args, plan: &Plan, name: &str, program: &Program) -> anyhow::Re
         slack_ns: if smoke { None } else { args.slack },
         policy: if smoke { Policy::Other } else { args.policy },
         loop_cpu: if smoke { None } else { args.pin },
-        feeder_cpu: if smoke { None } else { feeder_cpu },
-        pwait2: sys::epoll_pwait2,
+        feeder_cpu: if smoke { None } else { args.feeder_cpu },
         tcp,
+        tcp_io: args.tcp_io.clone(),
     })
+    .map_err(|e| anyhow!(e))
 }
 
+/// The structures' runs to make, ready: the workload's name, its program and schedule,
+/// and a checked configuration per structure × wait strategy.
+struct Prepared {
+    name: String,
+    program: Program,
+    schedule: Arc<Schedule>,
+    configs: Vec<Config>,
+}
+
+/// `timerbench live`: the checks that need nothing run, the workload and its
+/// configurations, then every run interleaved, the tables, and the exit status.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    if args.tcp && !args.smoke {
-        if let Some(family) = args.workload.as_deref().filter(|f| *f != "keepalive") {
-            bail!(
-                "--tcp --workload {family}: the TCP mode replays the keepalive family (a \
-                 message per keepalive on its connection)"
-            );
-        }
-        // Before the workload is generated: a limit that cannot be raised is refused at once.
-        let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
-        timerbench_live::tcp_ring::plan(
-            connections,
-            timerbench_live::DESCRIPTORS_NEEDED,
-            &args.tcp_io,
-        )
-        .map_err(|e| anyhow!(e))?;
-    }
+    refuse_tcp_early(args)?;
     let engines = args.engines();
     live_tcp::check_engines(&engines)?;
-    let (name, program) = workload(args)?;
-    let plans = plans(args)?;
-    for plan in &plans {
-        let range = plan.variant.declarations().range;
-        if !program.reach.within(&range) {
-            bail!(
-                "{}: {name} reaches beyond what it holds ({})",
-                plan.variant,
-                range.why
-            );
-        }
-    }
-    let schedule = Arc::new(Schedule::of(&program));
-    let configs: Vec<Config> = plans
-        .iter()
-        .map(|plan| config(args, plan, &name, &program))
-        .collect::<anyhow::Result<_>>()?;
-    for config in &configs {
-        timerbench_live::preflight(config).map_err(|e| anyhow!(e))?;
-    }
+    let prepared = prepare(args)?;
     let folder = args.out.clone().unwrap_or_else(|| free_folder("live-"));
     let machine = Machine {
         started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         git_revision: crate::environment::git_revision(),
         host: crate::environment::host(),
     };
+    let records = run_all(args, &prepared, &engines, &folder, &machine)?;
+    print_tables(&records, args.repeats(), &folder);
+    verdict(&records)
+}
+
+/// Refuses at once, before a workload of 100,000 connections is generated, what the TCP
+/// mode cannot run: another family than keepalive, or a descriptor limit that cannot be
+/// raised for the connections the way `--tcp-io` asks.
+fn refuse_tcp_early(args: &Args) -> anyhow::Result<()> {
+    if !args.tcp || args.smoke {
+        return Ok(());
+    }
+    if let Some(family) = args.workload.as_deref().filter(|f| *f != "keepalive") {
+        bail!(
+            "--tcp --workload {family}: the TCP mode replays the keepalive family (a \
+             message per keepalive on its connection)"
+        );
+    }
+    let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
+    api::check_tcp_io(connections, &args.tcp_io).map_err(|e| anyhow!(e))
+}
+
+/// The workload and a configuration per plan, refused before any run when a structure
+/// cannot hold the workload's reach or the machine refuses a knob ([`api::preflight`]).
+fn prepare(args: &Args) -> anyhow::Result<Prepared> {
+    let (name, program) = workload(args)?;
+    let configs: Vec<Config> = plans(args)?
+        .iter()
+        .map(|plan| config(args, plan, &name, &program))
+        .collect::<anyhow::Result<_>>()?;
+    for config in &configs {
+        let range = config.variant.declarations().range;
+        if !program.reach.within(&range) {
+            bail!(
+                "{}: {name} reaches beyond what it holds ({})",
+                config.variant,
+                range.why
+            );
+        }
+    }
+    let schedule = Arc::new(Schedule::of(&program));
+    for config in &configs {
+        api::preflight(config).map_err(|e| anyhow!(e))?;
+    }
+    Ok(Prepared {
+        name,
+        program,
+        schedule,
+        configs,
+    })
+}
+
+/// Every run, `--repeat` rounds of each structure's then each engine's, each record
+/// printed and written as it comes ([`keep`]); a structure's run that cannot be made stops
+/// the command, an engine's is recorded as failed and the others go on.
+fn run_all(
+    args: &Args,
+    prepared: &Prepared,
+    engines: &[String],
+    folder: &Path,
+    machine: &Machine,
+) -> anyhow::Result<Vec<LiveRecord>> {
+    let Prepared {
+        name,
+        program,
+        schedule,
+        configs,
+    } = prepared;
     let runs = (configs.len() + engines.len()) * args.repeats();
     println!(
         "live: {name} ({} operations after a fill of {}, {} ticks), {runs} runs; kernel {}, \
@@ -398,49 +418,59 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         schedule.arrivals.len(),
         schedule.fill.len(),
         schedule.end_tick,
-        record::kernel(),
-        record::clock_source()
+        api::kernel(),
+        api::clock_source()
     );
     let mut records = Vec::new();
-    let base = engine_base(args, &name, &program)?;
+    let base = engine_base(args, name, program)?;
     // Interleaved, so that a slow spell of the machine falls on every structure alike.
     let mut index = 0;
     for _ in 0..args.repeats() {
-        for config in &configs {
+        for config in configs {
             index += 1;
-            let workload_s =
-                (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
-            // The TCP mode has no loaded baseline (docs/live.md, *How a run works*).
-            let baselines = match config.tcp {
-                Some(_) => "the baseline",
-                None => "the baseline and the loaded baseline",
-            };
-            println!(
-                "  [{index}/{runs}] {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then \
-                 {baselines}",
-                config.variant,
-                config.strategy,
-                config.idle_ns as f64 / 1e9
-            );
-            let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
-            let record = record::record(&machine, config, &schedule, &run);
+            announce(&format!("[{index}/{runs}]"), config, schedule);
+            let record = api::run(config, schedule, machine).map_err(|e| anyhow!(e))?;
             let fired = format!("{} firings", record.firings);
-            keep(&folder, record, &fired, &mut records)?;
+            keep(folder, record, &fired, &mut records)?;
         }
-        for engine in &engines {
+        for engine in engines {
             index += 1;
             println!(
                 "  [{index}/{runs}] the {engine} server (its runtime's own poller and timers), \
                  then the baseline"
             );
-            let record = live_tcp::run_engine(engine, &base, &args.build_dir, &schedule, &machine);
+            let record = live_tcp::run_engine(engine, &base, &args.build_dir, schedule, machine);
             let closes = format!("{} closes", record.tcp.as_ref().map_or(0, |tcp| tcp.closed));
-            keep(&folder, record, &closes, &mut records)?;
+            keep(folder, record, &closes, &mut records)?;
         }
     }
-    println!("{}", live_tables::runs_table(&records).render("  "));
-    if args.repeats() > 1 {
-        println!("{}", live_tables::table(&records).render("  "));
+    Ok(records)
+}
+
+/// Says what a structure's run (`counter` of the runs) is about to do: its workload
+/// phase, its idle phase and the baselines after.
+fn announce(counter: &str, config: &Config, schedule: &Schedule) {
+    let workload_s = (schedule.end_tick * config.tick_ns).min(config.duration_ns) as f64 / 1e9;
+    // The TCP mode has no loaded baseline (docs/live.md, *How a run works*).
+    let baselines = match config.tcp {
+        Some(_) => "the baseline",
+        None => "the baseline and the loaded baseline",
+    };
+    println!(
+        "  {counter} {} with {}: {workload_s:.1} s of workload, {:.1} s idle, then \
+         {baselines}",
+        config.variant,
+        config.strategy,
+        config.idle_ns as f64 / 1e9
+    );
+}
+
+/// The tables of the runs: a row per run; with `repeats` above 1, each structure's median
+/// and range over its runs; the TCP figures if any; and what the columns mean.
+fn print_tables(records: &[LiveRecord], repeats: usize, folder: &Path) {
+    println!("{}", live_tables::runs_table(records).render("  "));
+    if repeats > 1 {
+        println!("{}", live_tables::table(records).render("  "));
         println!(
             "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
              run's p99 against the baseline run right after it, \"wake − own baseline\" the \
@@ -448,7 +478,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
              baseline (the same input, no structure); CPU spread is largest / smallest − 1"
         );
     }
-    if let Some(tcp) = live_tcp::table(&records) {
+    if let Some(tcp) = live_tcp::table(records) {
         println!("{}", tcp.render("  "));
         println!(
             "  TCP: server: how it held the connections (epoll, or io_uring xN rings of \
@@ -463,6 +493,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
          process's; written to {}",
         folder.join(timerbench_results::live::LIVE_FILE).display()
     );
+}
+
+/// Success, unless a run did not verify (an engine without its toolchain is
+/// `unsupported`, not a failure), an exact structure fired early, or a TCP run closed a
+/// connection wrongly or lost its client: then each such run on stderr, and the error.
+fn verdict(records: &[LiveRecord]) -> anyhow::Result<ExitCode> {
     let failed: Vec<&LiveRecord> = records
         .iter()
         .filter(|r| {
@@ -491,12 +527,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// What an engine's server run shares with the structures' runs: the same rules as
-/// [`config`]'s for the smoke and the flags.
 /// Prints a run's outcome (`what` happened: its firings or closes) and its reasons, and
 /// appends its record to the folder's `live.jsonl` at once, so a later failure loses none.
 fn keep(
-    folder: &std::path::Path,
+    folder: &Path,
     record: LiveRecord,
     what: &str,
     records: &mut Vec<LiveRecord>,
@@ -520,17 +554,15 @@ fn keep(
     Ok(())
 }
 
-fn engine_base(
-    args: &Args,
-    name: &str,
-    program: &Program,
-) -> anyhow::Result<timerbench_live::engine_server::EngineConfig> {
+/// What an engine's server run shares with the structures' runs: the same rules as
+/// [`config`]'s for the smoke and the flags.
+fn engine_base(args: &Args, name: &str, program: &Program) -> anyhow::Result<EngineConfig> {
     let smoke = args.smoke;
-    Ok(timerbench_live::engine_server::EngineConfig {
+    Ok(EngineConfig {
         name: String::new(),
         server: Vec::new(),
         // The engine's server holds its own connections, a descriptor each.
-        tcp: live_tcp::config(args.port, args.ramp, TcpIo::Epoll)?,
+        tcp: live_tcp::settings(args.port, args.ramp)?,
         workload: name.to_string(),
         peak_pending: program.peak_pending,
         tick_ns: if smoke { 1_000_000 } else { args.tick },

@@ -237,3 +237,44 @@ fn one_numeric_median_in_the_workspace() {
         "the median lives in results/src/stats.rs: {medians:?}"
     );
 }
+
+/// The harness reaches the live crate through its face only, `timerbench_live::api`
+/// (settings of plain values, the runs, their records): the loop, the waits, the servers
+/// and the client behind it may change shape without a harness file changing with them.
+#[test]
+fn the_harness_uses_only_the_live_crate_s_face() {
+    const CRATE: &str = "timerbench_live::";
+    /// The modules of the live crate a line names past its face.
+    fn past_the_face(code: &str) -> Vec<String> {
+        code.match_indices(CRATE)
+            .flat_map(|(at, _)| names_at(&code[at + CRATE.len()..]))
+            .filter(|name| name != "api")
+            .collect()
+    }
+    assert_eq!(
+        past_the_face("use timerbench_live::api::{self, Config};"),
+        [""; 0]
+    );
+    assert_eq!(past_the_face("use timerbench_live::{api, sys};"), ["sys"]);
+    assert_eq!(
+        past_the_face("x(timerbench_live::wait::NO_PWAIT2)"),
+        ["wait"]
+    );
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&manifest.join("src"), &mut files);
+    rust_files(&manifest.join("tests"), &mut files);
+    let mut crossings = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests/layering.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            for name in past_the_face(code(line)) {
+                crossings.push(format!("{}:{}: {name}", file.display(), number + 1));
+            }
+        }
+    }
+    assert!(
+        crossings.is_empty(),
+        "harness files that name the live crate past `timerbench_live::api`: {crossings:#?}"
+    );
+}

@@ -171,7 +171,7 @@ fn a_client_that_dies_is_one_message_and_a_recorded_reason() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_timerbench"))
         .args(&args)
         .current_dir(folder.path())
-        .env(timerbench_live::tcp_client::EXIT_AFTER_ENV, "3")
+        .env(timerbench_live::api::EXIT_AFTER_ENV, "3")
         .output()
         .unwrap();
     assert_fails_with(&output, "the TCP client process died");

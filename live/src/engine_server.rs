@@ -17,7 +17,7 @@
 
 use crate::schedule::{Arrival, Schedule};
 use crate::sys;
-use crate::tcp::TcpConfig;
+use crate::tcp::TcpSettings;
 use crate::tcp::shared::{self, Message};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -48,7 +48,7 @@ pub struct EngineConfig {
     /// Its server: program and leading arguments (`.../go-runtime live-tcp`).
     pub server: Vec<OsString>,
     /// The client, port, ramp and baseline limit, as for the Rust server.
-    pub tcp: TcpConfig,
+    pub tcp: TcpSettings,
     /// The workload's name, for the record.
     pub workload: String,
     /// Its most pending timers at once.

@@ -18,22 +18,26 @@
 //! - [`engine_server`], [`engine_record`]: the TCP mode with another runtime's server (Go's
 //!   netpoller and timers) in place of the loop, checked the same way.
 //!
-//! `docs/live.md` says how to run it and how to read it.
+//! Callers outside the crate use its face, [`api`]: settings of plain values, the runs,
+//! their records. `docs/live.md` says how to run it and how to read it.
 
-pub mod baseline;
-pub mod engine_record;
-pub mod engine_server;
-pub mod event_loop;
-pub mod feeder;
-pub mod knobs;
-pub mod measure;
-pub mod net;
-pub mod record;
+pub mod api;
+mod baseline;
+mod engine_record;
+mod engine_server;
+mod event_loop;
+mod feeder;
+mod knobs;
+mod measure;
+mod net;
+mod record;
+// Public for the crate's own tests (live/tests), which build schedules, read the applied
+// operations and inject a missing `epoll_pwait2`; every other caller uses [`api`].
 pub mod schedule;
 pub mod sys;
-pub mod tcp;
+mod tcp;
 pub mod verify;
-pub mod wait;
+mod wait;
 
 use knobs::Policy;
 use schedule::Schedule;
@@ -41,10 +45,6 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tcp::{AnyServer, Server, TcpConfig, TcpIo, TcpOutcome};
-
-/// The TCP client's and the io_uring server's paths from before the `tcp` folder, which
-/// the harness names.
-pub use tcp::{client as tcp_client, ring as tcp_ring};
 use timerbench_impls::{QueueVisitor, TimerQueue, Variant};
 use wait::{Strategy, Waiter};
 
@@ -54,7 +54,7 @@ const LEAD_NS: u64 = 20_000_000;
 
 /// Descriptors a run holds: epoll, the socket pair, a timerfd, the baseline's epoll and
 /// timerfd, with room for the standard ones and the test harness.
-pub const DESCRIPTORS_NEEDED: u64 = 64;
+pub(crate) const DESCRIPTORS_NEEDED: u64 = 64;
 
 /// Everything one live run is told.
 #[derive(Clone)]
@@ -119,7 +119,7 @@ pub struct LiveRun {
 
 /// The natural period of the structure, for `--wait tick` without `--period`: as the
 /// structure declares it ([`timerbench_impls::NaturalPeriod`]), at `tick_ns` per tick.
-pub fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
+pub(crate) fn natural_period_ns(variant: &Variant, tick_ns: u64) -> u64 {
     variant.declarations().natural_period.ns(tick_ns)
 }
 

@@ -6,10 +6,8 @@
 use std::path::Path;
 use std::sync::Arc;
 use timerbench_impls::Variant;
-use timerbench_live::knobs::Policy;
-use timerbench_live::schedule::Schedule;
-use timerbench_live::wait::Strategy;
-use timerbench_live::{Config, sys};
+use timerbench_live::api::{self, Config, Policy, Schedule, Settings};
+use timerbench_live::sys;
 use timerbench_workloads::Workload;
 use timerbench_workloads::op::Op;
 
@@ -43,13 +41,16 @@ fn workload() -> Workload {
     }
 }
 
-fn config(strategy: Strategy, variant: &str, peak_pending: u64) -> Config {
-    Config {
+/// The configuration of a run with wait `wait` (`period_ns` for `tick`), built by the
+/// crate's face as the harness builds it.
+fn config(wait: &str, period_ns: Option<u64>, variant: &str, peak_pending: u64) -> Config {
+    Config::new(&Settings {
         variant: Variant::parse(variant).unwrap(),
+        wait: wait.into(),
+        period_ns,
         workload: "smoke".into(),
         peak_pending,
         tick_ns: 1_000_000,
-        strategy,
         duration_ns: 2_000_000_000,
         idle_ns: 100_000_000,
         max_behind_ns: 2_000_000_000,
@@ -57,9 +58,10 @@ fn config(strategy: Strategy, variant: &str, peak_pending: u64) -> Config {
         policy: Policy::Other,
         loop_cpu: None,
         feeder_cpu: None,
-        pwait2: sys::epoll_pwait2,
         tcp: None,
-    }
+        tcp_io: "auto".into(),
+    })
+    .unwrap()
 }
 
 #[test]
@@ -68,8 +70,8 @@ fn a_live_run_of_an_exact_structure_verifies_with_no_early_firing() {
     let schedule = Arc::new(Schedule::of(&program));
     assert_eq!(schedule.fill.len(), 20);
     assert_eq!(schedule.arrivals.len(), 22);
-    let config = config(Strategy::Pwait2, "hierarchical-wheel", program.peak_pending);
-    timerbench_live::preflight(&config).unwrap();
+    let config = config("pwait2", None, "hierarchical-wheel", program.peak_pending);
+    api::preflight(&config).unwrap();
     let run = timerbench_live::run(&config, schedule).unwrap();
     assert_eq!(run.verification, Ok(()));
     let outcome = &run.outcome;
@@ -108,10 +110,12 @@ fn a_live_run_of_an_exact_structure_verifies_with_no_early_firing() {
 fn a_ticking_approximate_structure_verifies_within_its_bound() {
     let program = timerbench_workloads::compile(&workload(), Path::new("smoke")).unwrap();
     let schedule = Arc::new(Schedule::of(&program));
-    let strategy = Strategy::Tick {
-        period_ns: 10_000_000,
-    };
-    let config = config(strategy, "netty-wheel:tick=10", program.peak_pending);
+    let config = config(
+        "tick",
+        Some(10_000_000),
+        "netty-wheel:tick=10",
+        program.peak_pending,
+    );
     let run = timerbench_live::run(&config, schedule).unwrap();
     assert_eq!(run.verification, Ok(()));
     assert!(!run.outcome.log.firings.is_empty());
@@ -128,7 +132,7 @@ fn a_ticking_approximate_structure_verifies_within_its_bound() {
 fn a_workload_too_dense_for_real_time_stops_with_the_reason_and_still_verifies() {
     let program = timerbench_workloads::compile(&workload(), Path::new("smoke")).unwrap();
     let schedule = Arc::new(Schedule::of(&program));
-    let mut config = config(Strategy::Wait, "binary-heap", program.peak_pending);
+    let mut config = config("wait", None, "binary-heap", program.peak_pending);
     // No operation can be applied within a nanosecond of its time: the first one cuts.
     config.max_behind_ns = 1;
     let run = timerbench_live::run(&config, schedule).unwrap();
@@ -142,7 +146,7 @@ fn a_workload_too_dense_for_real_time_stops_with_the_reason_and_still_verifies()
 fn a_workload_longer_than_the_duration_is_cut_there() {
     let program = timerbench_workloads::compile(&workload(), Path::new("smoke")).unwrap();
     let schedule = Arc::new(Schedule::of(&program));
-    let mut config = config(Strategy::Timerfd, "quad-heap", program.peak_pending);
+    let mut config = config("timerfd", None, "quad-heap", program.peak_pending);
     config.duration_ns = 130_000_000;
     let run = timerbench_live::run(&config, schedule).unwrap();
     assert_eq!(run.cut_at_tick, Some(130));
@@ -159,10 +163,10 @@ fn a_kernel_without_epoll_pwait2_is_one_message_before_anything_runs() {
         Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
     }
     let program = timerbench_workloads::compile(&workload(), Path::new("smoke")).unwrap();
-    let mut config = config(Strategy::Pwait2, "btree", program.peak_pending);
+    let mut config = config("pwait2", None, "btree", program.peak_pending);
     config.pwait2 = missing;
     let error = timerbench_live::run(&config, Arc::new(Schedule::of(&program)))
         .err()
         .expect("ENOSYS must refuse the run");
-    assert_eq!(error, timerbench_live::wait::NO_PWAIT2);
+    assert_eq!(error, api::NO_PWAIT2);
 }

@@ -8,11 +8,10 @@
 use std::path::Path;
 use std::sync::Arc;
 use timerbench_impls::Variant;
-use timerbench_live::knobs::Policy;
+use timerbench_live::LiveRun;
+use timerbench_live::api::{Config, Policy, Settings};
 use timerbench_live::schedule::{Arrival, Schedule};
 use timerbench_live::verify::Applied;
-use timerbench_live::wait::Strategy;
-use timerbench_live::{Config, LiveRun, sys};
 use timerbench_workloads::Workload;
 use timerbench_workloads::op::Op;
 
@@ -51,14 +50,13 @@ fn ticking_run(variant: &str) -> (LiveRun, Arc<Schedule>) {
     let program = timerbench_workloads::compile(&keepalive(), Path::new("tick")).unwrap();
     let schedule = Arc::new(Schedule::of(&program));
     assert_eq!(schedule.arrivals.len() as u64, KEEPALIVES);
-    let config = Config {
+    let config = Config::new(&Settings {
         variant: Variant::parse(variant).unwrap(),
+        wait: "tick".into(),
+        period_ns: Some(PERIOD_NS),
         workload: "tick".into(),
         peak_pending: program.peak_pending,
         tick_ns: 1_000_000,
-        strategy: Strategy::Tick {
-            period_ns: PERIOD_NS,
-        },
         duration_ns: 2_000_000_000,
         idle_ns: 100_000_000,
         max_behind_ns: 2_000_000_000,
@@ -66,9 +64,10 @@ fn ticking_run(variant: &str) -> (LiveRun, Arc<Schedule>) {
         policy: Policy::Other,
         loop_cpu: None,
         feeder_cpu: None,
-        pwait2: sys::epoll_pwait2,
         tcp: None,
-    };
+        tcp_io: "auto".into(),
+    })
+    .unwrap();
     let run = timerbench_live::run(&config, Arc::clone(&schedule)).unwrap();
     (run, schedule)
 }

@@ -10,12 +10,7 @@ use crate::table::Table;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
-use timerbench_live::engine_record;
-use timerbench_live::engine_server::{self, EngineConfig};
-use timerbench_live::record::Machine;
-use timerbench_live::schedule::Schedule;
-use timerbench_live::tcp::{TcpConfig, TcpIo};
-use timerbench_live::tcp_client::{self, ClientArgs};
+use timerbench_live::api::{self, ClientArgs, EngineConfig, Machine, Schedule, TcpSettings};
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
 
@@ -74,12 +69,9 @@ pub fn run_client(command: &ClientCommand) -> anyhow::Result<ExitCode> {
         tick_ns: command.tick_ns,
         cpu: command.cpu,
     };
-    match tcp_client::run(&args) {
+    match api::run_tcp_client(&args) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(why) => {
-            let _ = tcp_client::say(&format!("error: {why}"));
-            anyhow::bail!("the TCP client: {why}")
-        }
+        Err(why) => anyhow::bail!("the TCP client: {why}"),
     }
 }
 
@@ -91,10 +83,9 @@ pub fn client_command() -> anyhow::Result<Vec<OsString>> {
     Ok(vec![program.into(), "live-tcp-client".into()])
 }
 
-/// The TCP mode's configuration.
-pub fn config(port: u16, ramp_ns: u64, io: TcpIo) -> anyhow::Result<TcpConfig> {
-    Ok(TcpConfig {
-        io,
+/// The TCP mode's settings, for the Rust server and an engine's.
+pub fn settings(port: u16, ramp_ns: u64) -> anyhow::Result<TcpSettings> {
+    Ok(TcpSettings {
         client: client_command()?,
         port,
         ramp_ns,
@@ -167,16 +158,14 @@ pub fn run_engine(
             config.server.push("live-tcp".into());
         }
         Err(NotBuilt::Unsupported(why)) => {
-            return engine_record::not_run(machine, &config, schedule, "unsupported", &why);
+            return api::engine_not_run(&config, schedule, machine, "unsupported", &why);
         }
         Err(NotBuilt::BuildFailed(why)) => {
             let why = format!("its build failed: {why}");
-            return engine_record::not_run(machine, &config, schedule, "failed", &why);
+            return api::engine_not_run(&config, schedule, machine, "failed", &why);
         }
     }
-    engine_server::run(&config, schedule)
-        .and_then(|run| engine_record::record(machine, &config, schedule, &run))
-        .unwrap_or_else(|why| engine_record::not_run(machine, &config, schedule, "failed", &why))
+    api::run_engine(&config, schedule, machine)
 }
 
 /// The TCP figures of each record, a row each.

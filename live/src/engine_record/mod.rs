@@ -34,7 +34,7 @@ use timerbench_results::live::{
 
 mod replay;
 
-pub use replay::{Checked, check};
+pub use replay::check;
 
 /// The record's `wait` for an engine's server: its runtime's own poller.
 pub const ENGINE_WAIT: &str = "runtime";

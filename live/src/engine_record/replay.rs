@@ -226,7 +226,7 @@ mod tests {
     use super::super::Window;
     use super::*;
     use crate::schedule::Timed;
-    use crate::tcp::TcpConfig;
+    use crate::tcp::TcpSettings;
 
     const ORIGIN: u64 = 1_000_000_000;
     const MS: u64 = 1_000_000;
@@ -249,12 +249,11 @@ mod tests {
         EngineConfig {
             name: "go-runtime".into(),
             server: Vec::new(),
-            tcp: TcpConfig {
+            tcp: TcpSettings {
                 client: Vec::new(),
                 port: 0,
                 ramp_ns: 0,
                 baseline_limit_ns: 0,
-                io: crate::tcp::TcpIo::Epoll,
             },
             workload: "keepalive-2".into(),
             peak_pending: 2,

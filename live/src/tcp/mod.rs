@@ -33,10 +33,7 @@ pub mod ring;
 pub mod server;
 pub mod shared;
 
-pub use shared::{
-    CONTROL_TOKEN, HELLO, Message, RECORD_BYTES, Server, TcpConfig, TcpIo, TcpOutcome,
-    live_until_ns,
-};
+pub use shared::{Server, TcpConfig, TcpIo, TcpOutcome, TcpSettings, live_until_ns};
 
 use crate::net;
 use crate::schedule::Schedule;

@@ -122,6 +122,36 @@ impl TcpIo {
     }
 }
 
+/// The TCP mode's settings that do not depend on the server: what a caller fills from its
+/// flags, for the Rust server (with the [`TcpIo`] its connections need) and an engine's
+/// (which holds its own connections, a descriptor each).
+#[derive(Debug, Clone)]
+pub struct TcpSettings {
+    /// The client process: its program and leading arguments (`timerbench
+    /// live-tcp-client`); the server adds `--port`, `--connections`, `--sources`,
+    /// `--tick-ns` and, if pinned, `--cpu`.
+    pub client: Vec<OsString>,
+    /// The port on 127.0.0.1 (0: any free one).
+    pub port: u16,
+    /// The longest the ramp may take.
+    pub ramp_ns: u64,
+    /// The longest the baseline may last.
+    pub baseline_limit_ns: u64,
+}
+
+impl TcpSettings {
+    /// The Rust server's configuration, holding its connections as `io` says.
+    pub fn with_io(&self, io: TcpIo) -> TcpConfig {
+        TcpConfig {
+            client: self.client.clone(),
+            port: self.port,
+            ramp_ns: self.ramp_ns,
+            baseline_limit_ns: self.baseline_limit_ns,
+            io,
+        }
+    }
+}
+
 /// What the TCP mode is told.
 #[derive(Debug, Clone)]
 pub struct TcpConfig {

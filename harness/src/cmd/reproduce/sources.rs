@@ -141,7 +141,7 @@ pub fn lacks_capability(finding: &Finding) -> bool {
         let no_pwait2 = cell
             .reason
             .as_deref()
-            .is_some_and(|why| why.contains(timerbench_live::wait::NO_PWAIT2));
+            .is_some_and(|why| why.contains(timerbench_live::api::NO_PWAIT2));
         no_pwait2 || super::lateness_source::lacks_toolchain(cell)
     };
     finding.verdict == Verdict::NotMeasured
@@ -578,7 +578,7 @@ mod tests {
             .into_iter()
             .find(|e| e.id == "live-idle-wakeups")
             .unwrap();
-        let missing = timerbench_live::wait::NO_PWAIT2;
+        let missing = timerbench_live::api::NO_PWAIT2;
         let mut m = measured(&[
             (200, "netty-wheel:tick=100 with tick", 10.0),
             (200, "netty-wheel:tick=100 with pwait2", 0.0),
