@@ -16,20 +16,18 @@
 //! build is `failed`, a hang `timeout`, a wrong log `unverified`, each with the engine's
 //! stderr's last lines, and the run goes on.
 
+use super::Args;
 use super::cache::Prepared;
-use super::{Args, case_id};
+use super::plan::Cell;
 use crate::engine_protocol::protocol::{Answer, PROTOCOL, Request, Sampling};
 use crate::engine_protocol::{self, Outcome};
 use crate::engines::build::{self, NotBuilt};
-use crate::engines::{Engine, select, sources};
-use crate::schema::{
-    CellDefinition, CellKey, CellRecord, EngineInfo, Status, Throughput, identity, spread,
-};
+use crate::engines::{Engine, sources};
+use crate::schema::{CellRecord, EngineInfo, Status, Throughput, identity, spread};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use timerbench_workloads::program::Step;
-use timerbench_workloads::suite::Case;
 
 /// Warm-up iterations at least, then until the last three settle within 5%: the defaults
 /// of `timerbench engine`, JMH's rule (docs/engines.md, *The sampling rule*).
@@ -40,53 +38,6 @@ const MAX_WARMUP: u32 = 50;
 
 /// The workload family the micro-only engines' start+stop microbenchmark models.
 const START_STOP: &str = "start-stop";
-
-/// One planned engine cell: a workload at one size, run by one engine.
-pub(super) struct EngineCell {
-    pub case: Case,
-    pub generator: String,
-    pub engine: &'static Engine,
-}
-
-impl EngineCell {
-    pub fn key(&self) -> CellKey {
-        CellKey {
-            workload: self.case.workload.clone(),
-            timers: self.case.spec.timers,
-            implementation: self.engine.name.to_string(),
-        }
-    }
-
-    pub fn definition(&self) -> CellDefinition {
-        CellDefinition {
-            key: self.key(),
-            family: self.case.family.clone(),
-            params: self.case.spec.params.iter().cloned().collect(),
-            ops: self.case.spec.ops,
-            seed: self.case.spec.seed,
-            implementation_parameters: BTreeMap::new(),
-        }
-    }
-}
-
-/// The engine cells of `cases` for the engines `--engine` names (an unknown name is an
-/// error naming the flag).
-pub(super) fn plan(args: &Args, cases: &[Case]) -> anyhow::Result<Vec<EngineCell>> {
-    if args.engines.is_empty() {
-        return Ok(Vec::new());
-    }
-    let engines = select(&args.engines)?;
-    Ok(cases
-        .iter()
-        .flat_map(|case| {
-            engines.iter().map(move |engine| EngineCell {
-                case: case.clone(),
-                generator: case_id(case),
-                engine,
-            })
-        })
-        .collect())
-}
 
 /// Where the engines come from and go: their sources, the build directory, and the test
 /// hook's scripts (`--engine-script ENGINE=SCRIPT`) run in place of a build.
@@ -150,15 +101,17 @@ impl Settings {
     }
 }
 
-/// Runs one engine cell, its processes one after another, and returns its record.
+/// Runs one engine cell (`cell`, run by `engine`), its processes one after another, and
+/// returns its record.
 pub(super) fn measure(
-    cell: &EngineCell,
+    cell: &Cell,
+    engine: &'static Engine,
     workload: &Prepared,
     settings: &Settings,
     engines: &mut Engines,
 ) -> CellRecord {
     let started = Instant::now();
-    let precision = if cell.engine.verifies && cell.engine.replays {
+    let precision = if engine.verifies && engine.replays {
         "exact"
     } else {
         "engine: not verified (runs on the real clock, or does nothing)"
@@ -175,13 +128,14 @@ pub(super) fn measure(
         Status::Ok,
         None,
     );
-    let mut record = run_processes(cell, workload, settings, engines, base);
+    let mut record = run_processes(cell, engine, workload, settings, engines, base);
     record.elapsed_seconds = started.elapsed().as_secs_f64();
     record
 }
 
 fn run_processes(
-    cell: &EngineCell,
+    cell: &Cell,
+    engine: &'static Engine,
     workload: &Prepared,
     settings: &Settings,
     engines: &mut Engines,
@@ -190,21 +144,21 @@ fn run_processes(
     let left_out = |status, reason: String| CellRecord {
         status,
         reason: Some(reason),
-        engine: Some(info(cell.engine, None)),
+        engine: Some(info(engine, None)),
         ..base.clone()
     };
-    let micro_only = !cell.engine.replays;
+    let micro_only = !engine.replays;
     if micro_only && (cell.case.family != START_STOP || !cell.case.spec.params.is_empty()) {
         return left_out(
             Status::Unsupported,
             format!(
                 "{} runs only the start+stop microbenchmark on the real clock, the shape of \
                  the default `start-stop` workload; it cannot replay a workload in virtual time",
-                cell.engine.name
+                engine.name
             ),
         );
     }
-    let argv = match engines.command(cell.engine) {
+    let argv = match engines.command(engine) {
         Ok(argv) => argv,
         Err(NotBuilt::Unsupported(install)) => return left_out(Status::Unsupported, install),
         Err(NotBuilt::BuildFailed(tail)) => {
@@ -221,7 +175,7 @@ fn run_processes(
     };
     let scratch = engines.build.join("runs").join(format!(
         "{}-{}-{}",
-        cell.engine.name, cell.case.workload, cell.case.spec.timers
+        engine.name, cell.case.workload, cell.case.spec.timers
     ));
     let request = match micro_only {
         true => Request::StartStop {
@@ -238,7 +192,7 @@ fn run_processes(
     let mut digest = None;
     for _ in 0..settings.processes.max(1) {
         let outcome = engine_protocol::run_engine(
-            cell.engine,
+            engine,
             &argv,
             &request,
             program.as_ref(),
@@ -264,12 +218,12 @@ fn run_processes(
                     failure_status(&failure),
                     format!("{failure}; stderr:\n{stderr_tail}"),
                 );
-                record.engine = Some(info(cell.engine, answers.first().map(|(a, _)| a)));
+                record.engine = Some(info(engine, answers.first().map(|(a, _)| a)));
                 return record;
             }
         }
     }
-    let mut engine = info(cell.engine, answers.first().map(|(a, _)| a));
+    let mut engine = info(engine, answers.first().map(|(a, _)| a));
     for (answer, wall) in &answers {
         engine.samples_ns.extend(&answer.samples_ns);
         engine.samples_gc_count.extend(&answer.samples_gc_count);
