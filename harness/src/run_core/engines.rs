@@ -133,6 +133,10 @@ pub(super) fn measure(
     record
 }
 
+/// The cell's processes and its record: one exchange per process ([`exchange`]), their
+/// answers gathered into the `engine` field ([`gathered`]) and their figures
+/// ([`replay_throughput`], [`pair_throughput`]); or, when the cell cannot run or a process
+/// fails, `base` with the status and reason.
 fn run_processes(
     cell: &Cell,
     engine: &'static Engine,
@@ -141,28 +145,89 @@ fn run_processes(
     engines: &mut Engines,
     base: CellRecord,
 ) -> CellRecord {
-    let left_out = |status, reason: String| CellRecord {
-        status,
-        reason: Some(reason),
-        engine: Some(info(engine, None)),
+    let stopped = |stop: Stop| CellRecord {
+        status: stop.status,
+        reason: Some(stop.reason),
+        engine: Some(info(engine, stop.first.as_deref())),
         ..base.clone()
     };
+    let job = match job(cell, engine, workload, engines) {
+        Ok(job) => job,
+        Err(stop) => return stopped(stop),
+    };
+    let Answered { answers, digest } = match exchange(engine, &job, settings) {
+        Ok(answered) => answered,
+        Err(stop) => return stopped(stop),
+    };
+    let mut engine = gathered(engine, &answers);
+    let throughput = match &job.program {
+        Some(program) => replay_throughput(&answers, program, &settings.sampling, &mut engine),
+        None => pair_throughput(&answers, &settings.sampling, &mut engine),
+    };
+    CellRecord {
+        digest,
+        throughput,
+        engine: Some(engine),
+        ..base
+    }
+}
+
+/// Why an engine cell ends without figures: its status and reason, and the first answer
+/// of a process that answered before another failed (its runtime goes in the record).
+struct Stop {
+    status: Status,
+    reason: String,
+    first: Option<Box<Answer>>,
+}
+
+impl Stop {
+    /// A cell left out, or failed, before any process answered.
+    fn before_any(status: Status, reason: String) -> Self {
+        Stop {
+            status,
+            reason,
+            first: None,
+        }
+    }
+}
+
+/// What each process of an engine cell is handed: the engine's command, its request, the
+/// workload it replays (none for a micro-only engine) and the folder for its expiry log.
+struct Job {
+    argv: Vec<String>,
+    request: Request,
+    program: Option<timerbench_workloads::Program>,
+    scratch: PathBuf,
+}
+
+/// The cell's [`Job`], or why it cannot run: a micro-only engine on another workload than
+/// `start-stop` is `unsupported` (it cannot replay), so is a missing toolchain; a failed
+/// build or an unreadable workload is `failed`.
+fn job(
+    cell: &Cell,
+    engine: &'static Engine,
+    workload: &Prepared,
+    engines: &mut Engines,
+) -> Result<Job, Stop> {
     let micro_only = !engine.replays;
     if micro_only && (cell.case.family != START_STOP || !cell.case.spec.params.is_empty()) {
-        return left_out(
+        return Err(Stop::before_any(
             Status::Unsupported,
             format!(
                 "{} runs only the start+stop microbenchmark on the real clock, the shape of \
                  the default `start-stop` workload; it cannot replay a workload in virtual time",
                 engine.name
             ),
-        );
+        ));
     }
     let argv = match engines.command(engine) {
         Ok(argv) => argv,
-        Err(NotBuilt::Unsupported(install)) => return left_out(Status::Unsupported, install),
+        Err(NotBuilt::Unsupported(install)) => {
+            return Err(Stop::before_any(Status::Unsupported, install));
+        }
         Err(NotBuilt::BuildFailed(tail)) => {
-            return left_out(Status::Failed, format!("build failed; stderr:\n{tail}"));
+            let reason = format!("build failed; stderr:\n{tail}");
+            return Err(Stop::before_any(Status::Failed, reason));
         }
     };
     let program = if micro_only {
@@ -170,7 +235,10 @@ fn run_processes(
     } else {
         match timerbench_workloads::load(&workload.path) {
             Ok(program) => Some(program),
-            Err(e) => return left_out(Status::Failed, format!("cannot load the workload: {e}")),
+            Err(e) => {
+                let reason = format!("cannot load the workload: {e}");
+                return Err(Stop::before_any(Status::Failed, reason));
+            }
         }
     };
     let scratch = engines.build.join("runs").join(format!(
@@ -188,17 +256,36 @@ fn run_processes(
             parameters: Vec::new(),
         },
     };
+    Ok(Job {
+        argv,
+        request,
+        program,
+        scratch,
+    })
+}
+
+/// What the processes of a cell answered: each answer with the harness's wall time around
+/// its exchange, and the verified digest.
+struct Answered {
+    answers: Vec<(Answer, Duration)>,
+    digest: Option<String>,
+}
+
+/// Runs the cell's processes one after another (`--processes`, at least one), each one
+/// exchange: every answer with its wall time, and the last verified digest; or the first
+/// process that is unsupported or fails, which ends the cell.
+fn exchange(engine: &'static Engine, job: &Job, settings: &Settings) -> Result<Answered, Stop> {
     let mut answers = Vec::new();
     let mut digest = None;
     for _ in 0..settings.processes.max(1) {
         let outcome = engine_protocol::run_engine(
             engine,
-            &argv,
-            &request,
-            program.as_ref(),
+            &job.argv,
+            &job.request,
+            job.program.as_ref(),
             &settings.sampling,
             settings.limit,
-            &scratch,
+            &job.scratch,
         );
         match outcome {
             Outcome::Answered {
@@ -209,49 +296,47 @@ fn run_processes(
                 digest = verified.or(digest);
                 answers.push((*answer, wall));
             }
-            Outcome::Unsupported(why) => return left_out(Status::Unsupported, why),
+            Outcome::Unsupported(why) => return Err(Stop::before_any(Status::Unsupported, why)),
             Outcome::Failed {
                 failure,
                 stderr_tail,
             } => {
-                let mut record = left_out(
-                    failure_status(&failure),
-                    format!("{failure}; stderr:\n{stderr_tail}"),
-                );
-                record.engine = Some(info(engine, answers.first().map(|(a, _)| a)));
-                return record;
+                return Err(Stop {
+                    status: failure_status(&failure),
+                    reason: format!("{failure}; stderr:\n{stderr_tail}"),
+                    first: answers
+                        .into_iter()
+                        .next()
+                        .map(|(answer, _)| Box::new(answer)),
+                });
             }
         }
     }
-    let mut engine = info(engine, answers.first().map(|(a, _)| a));
-    for (answer, wall) in &answers {
-        engine.samples_ns.extend(&answer.samples_ns);
-        engine.samples_gc_count.extend(&answer.samples_gc_count);
-        engine.samples_gc_ms.extend(&answer.samples_gc_ms);
-        engine.samples_jit_ms.extend(&answer.samples_jit_ms);
-        engine
-            .warmup_iterations
+    Ok(Answered { answers, digest })
+}
+
+/// The `engine` field of a cell whose processes all answered: the first answer's runtime,
+/// every process's samples, warm-up, GC and JIT figures in process order, the largest
+/// memory figures, and each exchange's wall time.
+fn gathered(engine: &Engine, answers: &[(Answer, Duration)]) -> EngineInfo {
+    let mut info = info(engine, answers.first().map(|(a, _)| a));
+    for (answer, wall) in answers {
+        info.samples_ns.extend(&answer.samples_ns);
+        info.samples_gc_count.extend(&answer.samples_gc_count);
+        info.samples_gc_ms.extend(&answer.samples_gc_ms);
+        info.samples_jit_ms.extend(&answer.samples_jit_ms);
+        info.warmup_iterations
             .push(answer.warmup_iterations.unwrap_or(0));
-        engine
-            .warmup_settled
+        info.warmup_settled
             .push(answer.warmup_settled.unwrap_or(false));
-        engine.peak_rss_bytes = engine.peak_rss_bytes.max(answer.peak_rss_bytes);
-        engine.heap_live_bytes = engine.heap_live_bytes.max(answer.heap_live_bytes);
+        info.peak_rss_bytes = info.peak_rss_bytes.max(answer.peak_rss_bytes);
+        info.heap_live_bytes = info.heap_live_bytes.max(answer.heap_live_bytes);
         if let Some(fired) = answer.resident_fired {
-            engine.resident_fired.push(fired);
+            info.resident_fired.push(fired);
         }
-        engine.exchange_seconds.push(wall.as_secs_f64());
+        info.exchange_seconds.push(wall.as_secs_f64());
     }
-    let throughput = match &program {
-        Some(program) => replay_throughput(&answers, program, &settings.sampling, &mut engine),
-        None => pair_throughput(&answers, &settings.sampling, &mut engine),
-    };
-    CellRecord {
-        digest,
-        throughput,
-        engine: Some(engine),
-        ..base
-    }
+    info
 }
 
 /// What a failure's words say it was: a hang is a `timeout`, a wrong log `unverified`
