@@ -52,6 +52,8 @@ use crate::folders::free_folder;
 use crate::schema::{CellDefinition, CellKey, CellRecord, Status};
 use crate::selection::Selection;
 use anyhow::{Context, bail};
+use cache::case_id;
+use files::is_file;
 use plan::{Cell, StructureCell};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -60,7 +62,6 @@ use std::time::Duration;
 use timerbench_results::{
     Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
 };
-use timerbench_workloads::families::command_line;
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 
 /// Run a suite: every workload at every size through every implementation, verified,
@@ -478,11 +479,6 @@ fn with_suite(args: &Args) -> bool {
     args.files.is_empty() || args.suite.is_some() || !args.workloads.is_empty()
 }
 
-/// Whether `case` is a workload file's.
-fn is_file(case: &Case) -> bool {
-    case.family == timerbench_results::FILE_FAMILY
-}
-
 /// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
 /// tell a flag given from a default.
 fn given_flags() -> Vec<String> {
@@ -496,13 +492,4 @@ fn given_flags() -> Vec<String> {
 /// `WORKLOAD/TIMERS/IMPL`.
 fn cell_name(key: &CellKey) -> String {
     format!("{}/{}/{}", key.workload, key.timers, key.implementation)
-}
-
-/// The generator command of a case: its identity in the cache; for a file, its hash.
-fn case_id(case: &Case) -> String {
-    if is_file(case) {
-        let sha256 = case.spec.params.iter().find(|(k, _)| k == "sha256");
-        return files::id(sha256.map_or("", |(_, v)| v.as_str()));
-    }
-    command_line(&case.family, &case.spec)
 }

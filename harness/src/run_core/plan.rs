@@ -3,7 +3,8 @@
 //! anything runs; and each cell's definition, by which `timerbench reproduce` knows a cell
 //! another experiment already measured.
 
-use super::{Args, case_id, cell_name, files, suite_word, with_suite};
+use super::cache::case_id;
+use super::{Args, cell_name, files, suite_word, with_suite};
 use crate::engines::{Engine, select};
 use crate::schema::{CellDefinition, CellKey, parameters_of};
 use anyhow::{anyhow, bail};
