@@ -1,7 +1,7 @@
 //! The plan of a run: its cells (workload, size, implementation), each with what it is
-//! measured from and what its implementation declares, checked against every filter before
-//! anything runs; and each cell's definition, by which `timerbench reproduce` knows a cell
-//! another experiment already measured.
+//! measured from and what runs it (a structure, with what it declares, or an engine),
+//! checked against every filter before anything runs; and each cell's definition, by which
+//! `timerbench reproduce` knows a cell another experiment already measured.
 
 use super::cache::case_id;
 use super::{Args, cell_name, files, suite_word, with_suite};
