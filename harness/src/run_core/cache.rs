@@ -3,18 +3,27 @@
 //! the hash of its generator command, with the model's summary beside it, so that later
 //! runs skip both the generation and the model.
 
-use super::case_id;
+use super::files;
 use crate::table::duration;
 use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use timerbench_workloads::families::{GENERATORS_REVISION, generate};
+use timerbench_workloads::families::{GENERATORS_REVISION, command_line, generate};
 use timerbench_workloads::reach::Reach;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::suite::Case;
 use timerbench_workloads::{compile, writer};
+
+/// The generator command of a case: its identity in the cache; for a file, its hash.
+pub(super) fn case_id(case: &Case) -> String {
+    if files::is_file(case) {
+        let sha256 = case.spec.params.iter().find(|(k, _)| k == "sha256");
+        return files::id(sha256.map_or("", |(_, v)| v.as_str()));
+    }
+    command_line(&case.family, &case.spec)
+}
 
 /// A generated, checked workload on disk.
 pub(super) struct Prepared {

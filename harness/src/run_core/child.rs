@@ -4,6 +4,7 @@
 
 use super::cache::Prepared;
 use super::memory_probe;
+use super::plan::{Structure, StructureCell};
 use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, identity, spread};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -19,7 +20,7 @@ pub(super) struct Sampling {
 
 /// Runs one cell in a child process and returns its record, whatever happens to it.
 pub(super) fn run_cell(
-    cell: &super::Cell,
+    cell: StructureCell,
     workload: &Prepared,
     sampling: Sampling,
     limit: Duration,
@@ -27,11 +28,11 @@ pub(super) fn run_cell(
 ) -> CellRecord {
     let started = Instant::now();
     let spec = spec_of(cell, workload, sampling, inject_panic);
-    if let Some(reason) = &cell.skip {
+    if let Some(reason) = &cell.structure.skip {
         return failure_record(&spec, Status::Skipped, reason.clone(), 0.0);
     }
-    if !workload.reach.within(&cell.declared.range) {
-        let reason = refusal(cell, workload);
+    if !workload.reach.within(&cell.structure.declared.range) {
+        let reason = refusal(cell.structure, workload);
         let elapsed = started.elapsed().as_secs_f64();
         return failure_record(&spec, Status::Unsupported, reason, elapsed);
     }
@@ -63,7 +64,7 @@ fn unix_ms() -> Option<u64> {
 /// the status and reason that end the cell (a process that did not verify, crashed or ran
 /// out of time).
 pub(super) fn run_samples(
-    cell: &super::Cell,
+    cell: StructureCell,
     workload: &Prepared,
     sampling: Sampling,
     limit: Duration,
@@ -125,8 +126,8 @@ pub(super) fn merge(record: &mut CellRecord, set: SampleSet) {
 }
 
 /// Why the workload is beyond the implementation's declared range: its first line past it.
-fn refusal(cell: &super::Cell, workload: &Prepared) -> String {
-    let range = &cell.declared.range;
+fn refusal(structure: &Structure, workload: &Prepared) -> String {
+    let range = &structure.declared.range;
     // The cached file is loaded with the model again, for the clock of every line: only
     // for a refused cell.
     match timerbench_workloads::load(&workload.path) {
@@ -145,7 +146,7 @@ fn refusal(cell: &super::Cell, workload: &Prepared) -> String {
 
 /// What the child is told.
 fn spec_of(
-    cell: &super::Cell,
+    StructureCell { cell, structure }: StructureCell,
     workload: &Prepared,
     sampling: Sampling,
     inject_panic: bool,
@@ -156,7 +157,7 @@ fn spec_of(
             &cell.case.family,
             &cell.case.spec,
             cell.generator.clone(),
-            cell.declared.precision.clone(),
+            structure.declared.precision.clone(),
             &workload.reference,
         ),
         workload_path: workload.path.clone(),
@@ -301,7 +302,7 @@ pub(super) fn excerpt(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{Cell, Declared};
+    use super::super::plan::{Cell, Declared, Subject};
     use super::*;
     use crate::schema::CellDefinition;
     use timerbench_impls::Variant;
@@ -331,10 +332,13 @@ mod tests {
                 },
             },
             generator: "timerbench gen hold --timers 2".into(),
-            variant,
-            declared,
-            skip: None,
+            subject: Subject::Structure(Structure {
+                variant,
+                declared,
+                skip: None,
+            }),
         };
+        let cell = cell.structure().unwrap();
         let workload = Prepared {
             path: path.clone(),
             reference: program.summary.clone(),
@@ -344,7 +348,7 @@ mod tests {
             repeat: 1,
             min_sample: Duration::ZERO,
         };
-        let record = run_cell(&cell, &workload, sampling, Duration::from_secs(5), false);
+        let record = run_cell(cell, &workload, sampling, Duration::from_secs(5), false);
         assert_eq!(record.status, Status::Unsupported);
         let reason = record.reason.unwrap();
         assert!(
@@ -377,9 +381,11 @@ mod tests {
                 },
             },
             generator: "timerbench gen hold --timers 1000".into(),
-            declared: Declared::of(&variant),
-            variant,
-            skip: None,
+            subject: Subject::Structure(Structure {
+                declared: Declared::of(&variant),
+                variant,
+                skip: None,
+            }),
         };
         let workload = Prepared {
             path: "hold.tw".into(),
@@ -390,7 +396,7 @@ mod tests {
             repeat: 1,
             min_sample: Duration::ZERO,
         };
-        let spec = spec_of(&cell, &workload, sampling, false);
+        let spec = spec_of(cell.structure().unwrap(), &workload, sampling, false);
         let record = CellRecord::for_spec(&spec, Status::Ok, None);
         let definition = CellDefinition::of(&record);
         assert_eq!(definition, cell.definition());

@@ -16,20 +16,18 @@
 //! build is `failed`, a hang `timeout`, a wrong log `unverified`, each with the engine's
 //! stderr's last lines, and the run goes on.
 
+use super::Args;
 use super::cache::Prepared;
-use super::{Args, case_id};
+use super::plan::Cell;
 use crate::engine_protocol::protocol::{Answer, PROTOCOL, Request, Sampling};
 use crate::engine_protocol::{self, Outcome};
 use crate::engines::build::{self, NotBuilt};
-use crate::engines::{Engine, select, sources};
-use crate::schema::{
-    CellDefinition, CellKey, CellRecord, EngineInfo, Status, Throughput, identity, spread,
-};
+use crate::engines::{Engine, sources};
+use crate::schema::{CellRecord, EngineInfo, Status, Throughput, identity, spread};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use timerbench_workloads::program::Step;
-use timerbench_workloads::suite::Case;
 
 /// Warm-up iterations at least, then until the last three settle within 5%: the defaults
 /// of `timerbench engine`, JMH's rule (docs/engines.md, *The sampling rule*).
@@ -40,53 +38,6 @@ const MAX_WARMUP: u32 = 50;
 
 /// The workload family the micro-only engines' start+stop microbenchmark models.
 const START_STOP: &str = "start-stop";
-
-/// One planned engine cell: a workload at one size, run by one engine.
-pub(super) struct EngineCell {
-    pub case: Case,
-    pub generator: String,
-    pub engine: &'static Engine,
-}
-
-impl EngineCell {
-    pub fn key(&self) -> CellKey {
-        CellKey {
-            workload: self.case.workload.clone(),
-            timers: self.case.spec.timers,
-            implementation: self.engine.name.to_string(),
-        }
-    }
-
-    pub fn definition(&self) -> CellDefinition {
-        CellDefinition {
-            key: self.key(),
-            family: self.case.family.clone(),
-            params: self.case.spec.params.iter().cloned().collect(),
-            ops: self.case.spec.ops,
-            seed: self.case.spec.seed,
-            implementation_parameters: BTreeMap::new(),
-        }
-    }
-}
-
-/// The engine cells of `cases` for the engines `--engine` names (an unknown name is an
-/// error naming the flag).
-pub(super) fn plan(args: &Args, cases: &[Case]) -> anyhow::Result<Vec<EngineCell>> {
-    if args.engines.is_empty() {
-        return Ok(Vec::new());
-    }
-    let engines = select(&args.engines)?;
-    Ok(cases
-        .iter()
-        .flat_map(|case| {
-            engines.iter().map(move |engine| EngineCell {
-                case: case.clone(),
-                generator: case_id(case),
-                engine,
-            })
-        })
-        .collect())
-}
 
 /// Where the engines come from and go: their sources, the build directory, and the test
 /// hook's scripts (`--engine-script ENGINE=SCRIPT`) run in place of a build.
@@ -150,15 +101,17 @@ impl Settings {
     }
 }
 
-/// Runs one engine cell, its processes one after another, and returns its record.
+/// Runs one engine cell (`cell`, run by `engine`), its processes one after another, and
+/// returns its record.
 pub(super) fn measure(
-    cell: &EngineCell,
+    cell: &Cell,
+    engine: &'static Engine,
     workload: &Prepared,
     settings: &Settings,
     engines: &mut Engines,
 ) -> CellRecord {
     let started = Instant::now();
-    let precision = if cell.engine.verifies && cell.engine.replays {
+    let precision = if engine.verifies && engine.replays {
         "exact"
     } else {
         "engine: not verified (runs on the real clock, or does nothing)"
@@ -175,40 +128,106 @@ pub(super) fn measure(
         Status::Ok,
         None,
     );
-    let mut record = run_processes(cell, workload, settings, engines, base);
+    let mut record = run_processes(cell, engine, workload, settings, engines, base);
     record.elapsed_seconds = started.elapsed().as_secs_f64();
     record
 }
 
+/// The cell's processes and its record: one exchange per process ([`exchange`]), their
+/// answers gathered into the `engine` field ([`gathered`]) and their figures
+/// ([`replay_throughput`], [`pair_throughput`]); or, when the cell cannot run or a process
+/// fails, `base` with the status and reason.
 fn run_processes(
-    cell: &EngineCell,
+    cell: &Cell,
+    engine: &'static Engine,
     workload: &Prepared,
     settings: &Settings,
     engines: &mut Engines,
     base: CellRecord,
 ) -> CellRecord {
-    let left_out = |status, reason: String| CellRecord {
-        status,
-        reason: Some(reason),
-        engine: Some(info(cell.engine, None)),
+    let stopped = |stop: Stop| CellRecord {
+        status: stop.status,
+        reason: Some(stop.reason),
+        engine: Some(info(engine, stop.first.as_deref())),
         ..base.clone()
     };
-    let micro_only = !cell.engine.replays;
+    let job = match job(cell, engine, workload, engines) {
+        Ok(job) => job,
+        Err(stop) => return stopped(stop),
+    };
+    let Answered { answers, digest } = match exchange(engine, &job, settings) {
+        Ok(answered) => answered,
+        Err(stop) => return stopped(stop),
+    };
+    let mut engine = gathered(engine, &answers);
+    let throughput = match &job.program {
+        Some(program) => replay_throughput(&answers, program, &settings.sampling, &mut engine),
+        None => pair_throughput(&answers, &settings.sampling, &mut engine),
+    };
+    CellRecord {
+        digest,
+        throughput,
+        engine: Some(engine),
+        ..base
+    }
+}
+
+/// Why an engine cell ends without figures: its status and reason, and the first answer
+/// of a process that answered before another failed (its runtime goes in the record).
+struct Stop {
+    status: Status,
+    reason: String,
+    first: Option<Box<Answer>>,
+}
+
+impl Stop {
+    /// A cell left out, or failed, before any process answered.
+    fn before_any(status: Status, reason: String) -> Self {
+        Stop {
+            status,
+            reason,
+            first: None,
+        }
+    }
+}
+
+/// What each process of an engine cell is handed: the engine's command, its request, the
+/// workload it replays (none for a micro-only engine) and the folder for its expiry log.
+struct Job {
+    argv: Vec<String>,
+    request: Request,
+    program: Option<timerbench_workloads::Program>,
+    scratch: PathBuf,
+}
+
+/// The cell's [`Job`], or why it cannot run: a micro-only engine on another workload than
+/// `start-stop` is `unsupported` (it cannot replay), so is a missing toolchain; a failed
+/// build or an unreadable workload is `failed`.
+fn job(
+    cell: &Cell,
+    engine: &'static Engine,
+    workload: &Prepared,
+    engines: &mut Engines,
+) -> Result<Job, Stop> {
+    let micro_only = !engine.replays;
     if micro_only && (cell.case.family != START_STOP || !cell.case.spec.params.is_empty()) {
-        return left_out(
+        return Err(Stop::before_any(
             Status::Unsupported,
             format!(
                 "{} runs only the start+stop microbenchmark on the real clock, the shape of \
                  the default `start-stop` workload; it cannot replay a workload in virtual time",
-                cell.engine.name
+                engine.name
             ),
-        );
+        ));
     }
-    let argv = match engines.command(cell.engine) {
+    let argv = match engines.command(engine) {
         Ok(argv) => argv,
-        Err(NotBuilt::Unsupported(install)) => return left_out(Status::Unsupported, install),
+        Err(NotBuilt::Unsupported(install)) => {
+            return Err(Stop::before_any(Status::Unsupported, install));
+        }
         Err(NotBuilt::BuildFailed(tail)) => {
-            return left_out(Status::Failed, format!("build failed; stderr:\n{tail}"));
+            let reason = format!("build failed; stderr:\n{tail}");
+            return Err(Stop::before_any(Status::Failed, reason));
         }
     };
     let program = if micro_only {
@@ -216,12 +235,15 @@ fn run_processes(
     } else {
         match timerbench_workloads::load(&workload.path) {
             Ok(program) => Some(program),
-            Err(e) => return left_out(Status::Failed, format!("cannot load the workload: {e}")),
+            Err(e) => {
+                let reason = format!("cannot load the workload: {e}");
+                return Err(Stop::before_any(Status::Failed, reason));
+            }
         }
     };
     let scratch = engines.build.join("runs").join(format!(
         "{}-{}-{}",
-        cell.engine.name, cell.case.workload, cell.case.spec.timers
+        engine.name, cell.case.workload, cell.case.spec.timers
     ));
     let request = match micro_only {
         true => Request::StartStop {
@@ -234,17 +256,36 @@ fn run_processes(
             parameters: Vec::new(),
         },
     };
+    Ok(Job {
+        argv,
+        request,
+        program,
+        scratch,
+    })
+}
+
+/// What the processes of a cell answered: each answer with the harness's wall time around
+/// its exchange, and the verified digest.
+struct Answered {
+    answers: Vec<(Answer, Duration)>,
+    digest: Option<String>,
+}
+
+/// Runs the cell's processes one after another (`--processes`, at least one), each one
+/// exchange: every answer with its wall time, and the last verified digest; or the first
+/// process that is unsupported or fails, which ends the cell.
+fn exchange(engine: &'static Engine, job: &Job, settings: &Settings) -> Result<Answered, Stop> {
     let mut answers = Vec::new();
     let mut digest = None;
     for _ in 0..settings.processes.max(1) {
         let outcome = engine_protocol::run_engine(
-            cell.engine,
-            &argv,
-            &request,
-            program.as_ref(),
+            engine,
+            &job.argv,
+            &job.request,
+            job.program.as_ref(),
             &settings.sampling,
             settings.limit,
-            &scratch,
+            &job.scratch,
         );
         match outcome {
             Outcome::Answered {
@@ -255,49 +296,47 @@ fn run_processes(
                 digest = verified.or(digest);
                 answers.push((*answer, wall));
             }
-            Outcome::Unsupported(why) => return left_out(Status::Unsupported, why),
+            Outcome::Unsupported(why) => return Err(Stop::before_any(Status::Unsupported, why)),
             Outcome::Failed {
                 failure,
                 stderr_tail,
             } => {
-                let mut record = left_out(
-                    failure_status(&failure),
-                    format!("{failure}; stderr:\n{stderr_tail}"),
-                );
-                record.engine = Some(info(cell.engine, answers.first().map(|(a, _)| a)));
-                return record;
+                return Err(Stop {
+                    status: failure_status(&failure),
+                    reason: format!("{failure}; stderr:\n{stderr_tail}"),
+                    first: answers
+                        .into_iter()
+                        .next()
+                        .map(|(answer, _)| Box::new(answer)),
+                });
             }
         }
     }
-    let mut engine = info(cell.engine, answers.first().map(|(a, _)| a));
-    for (answer, wall) in &answers {
-        engine.samples_ns.extend(&answer.samples_ns);
-        engine.samples_gc_count.extend(&answer.samples_gc_count);
-        engine.samples_gc_ms.extend(&answer.samples_gc_ms);
-        engine.samples_jit_ms.extend(&answer.samples_jit_ms);
-        engine
-            .warmup_iterations
+    Ok(Answered { answers, digest })
+}
+
+/// The `engine` field of a cell whose processes all answered: the first answer's runtime,
+/// every process's samples, warm-up, GC and JIT figures in process order, the largest
+/// memory figures, and each exchange's wall time.
+fn gathered(engine: &Engine, answers: &[(Answer, Duration)]) -> EngineInfo {
+    let mut info = info(engine, answers.first().map(|(a, _)| a));
+    for (answer, wall) in answers {
+        info.samples_ns.extend(&answer.samples_ns);
+        info.samples_gc_count.extend(&answer.samples_gc_count);
+        info.samples_gc_ms.extend(&answer.samples_gc_ms);
+        info.samples_jit_ms.extend(&answer.samples_jit_ms);
+        info.warmup_iterations
             .push(answer.warmup_iterations.unwrap_or(0));
-        engine
-            .warmup_settled
+        info.warmup_settled
             .push(answer.warmup_settled.unwrap_or(false));
-        engine.peak_rss_bytes = engine.peak_rss_bytes.max(answer.peak_rss_bytes);
-        engine.heap_live_bytes = engine.heap_live_bytes.max(answer.heap_live_bytes);
+        info.peak_rss_bytes = info.peak_rss_bytes.max(answer.peak_rss_bytes);
+        info.heap_live_bytes = info.heap_live_bytes.max(answer.heap_live_bytes);
         if let Some(fired) = answer.resident_fired {
-            engine.resident_fired.push(fired);
+            info.resident_fired.push(fired);
         }
-        engine.exchange_seconds.push(wall.as_secs_f64());
+        info.exchange_seconds.push(wall.as_secs_f64());
     }
-    let throughput = match &program {
-        Some(program) => replay_throughput(&answers, program, &settings.sampling, &mut engine),
-        None => pair_throughput(&answers, &settings.sampling, &mut engine),
-    };
-    CellRecord {
-        digest,
-        throughput,
-        engine: Some(engine),
-        ..base
-    }
+    info
 }
 
 /// What a failure's words say it was: a hang is a `timeout`, a wrong log `unverified`

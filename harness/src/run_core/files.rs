@@ -61,6 +61,11 @@ impl FileInput {
     }
 }
 
+/// Whether `case` is a workload file's.
+pub(super) fn is_file(case: &Case) -> bool {
+    case.family == timerbench_results::FILE_FAMILY
+}
+
 /// The id of a file case in the run's map of prepared workloads: its hash.
 pub(super) fn id(sha256: &str) -> String {
     format!("file sha256:{sha256}")

@@ -36,9 +36,10 @@
 //! reason and no figures; the other cells go on.
 
 use super::cache::Prepared;
+use super::cell_name;
 use super::child::{self, Sampling};
+use super::plan::{Cell, StructureCell};
 use super::progress::Progress;
-use super::{Cell, cell_name};
 use crate::schema::{CellRecord, Status};
 use std::time::{Duration, Instant};
 
@@ -81,14 +82,14 @@ pub(super) struct Settings {
 /// the workload, the index of its first cell in the run (for the progress lines) and its
 /// records as they fill.
 pub(super) struct Group<'a> {
-    pub cells: &'a [&'a Cell],
+    pub cells: &'a [StructureCell<'a>],
     pub workload: &'a Prepared,
     pub first: usize,
     records: Vec<CellRecord>,
 }
 
 impl<'a> Group<'a> {
-    pub fn new(cells: &'a [&'a Cell], workload: &'a Prepared, first: usize) -> Self {
+    pub fn new(cells: &'a [StructureCell<'a>], workload: &'a Prepared, first: usize) -> Self {
         Group {
             cells,
             workload,
@@ -121,7 +122,7 @@ pub(super) fn measure_block(
         .map(|group| {
             if settings.processes > 1 {
                 for (cell, record) in group.cells.iter().zip(&group.records) {
-                    progress.note(&summary_line(cell, record));
+                    progress.note(&summary_line(cell.cell, record));
                 }
             }
             group.records
@@ -137,11 +138,11 @@ fn full_processes(groups: &mut [Group], settings: &Settings, progress: &Progress
             .iter()
             .enumerate()
             .map(|(offset, cell)| {
-                let label = label(cell);
+                let label = label(cell.cell);
                 progress.start(group.first + offset, &label);
-                let inject = settings.inject_panic.as_deref() == Some(&cell_name(&cell.key()));
+                let inject = settings.inject_panic.as_deref() == Some(&cell_name(&cell.cell.key()));
                 let record = child::run_cell(
-                    cell,
+                    *cell,
                     group.workload,
                     settings.sampling,
                     settings.limit,

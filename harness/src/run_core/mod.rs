@@ -46,12 +46,15 @@ mod plan;
 mod progress;
 mod resume;
 
+use crate::engines::Engine;
 use crate::environment;
 use crate::folders::free_folder;
 use crate::schema::{CellDefinition, CellKey, CellRecord, Status};
 use crate::selection::Selection;
 use anyhow::{Context, bail};
-use plan::Cell;
+use cache::case_id;
+use files::is_file;
+use plan::{Cell, StructureCell};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,7 +62,6 @@ use std::time::Duration;
 use timerbench_results::{
     Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
 };
-use timerbench_workloads::families::command_line;
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 
 /// Run a suite: every workload at every size through every implementation, verified,
@@ -163,8 +165,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 pub(crate) struct Planned {
     args: Args,
     inputs: Vec<files::FileInput>,
+    /// The structures' cells, then the engines' ([`plan::plan`]).
     cells: Vec<Cell>,
-    engine_cells: Vec<engines::EngineCell>,
 }
 
 impl Planned {
@@ -177,26 +179,16 @@ impl Planned {
         // Every file is read and checked before anything is created.
         let inputs = files::read_all(&args.files)?;
         let cells = plan::plan(&args, suite, &inputs)?;
-        let engine_cells = engines::plan(&args, &plan::cases_of(&cells))?;
         Ok(Planned {
             args,
             inputs,
             cells,
-            engine_cells,
         })
     }
 
     /// Each planned cell's definition, in the plan's order (the engine cells last).
     pub(crate) fn definitions(&self) -> Vec<CellDefinition> {
-        let engine_cells = self
-            .engine_cells
-            .iter()
-            .map(engines::EngineCell::definition);
-        self.cells
-            .iter()
-            .map(Cell::definition)
-            .chain(engine_cells)
-            .collect()
+        self.cells.iter().map(Cell::definition).collect()
     }
 
     /// Runs the plan (steps 2 to 4). `command`, when given, is recorded in
@@ -214,7 +206,6 @@ impl Planned {
             args,
             inputs,
             cells,
-            engine_cells,
         } = self;
         let folder = match (&args.resume, &args.out) {
             // Checked by `resume::settings_of`.
@@ -253,11 +244,7 @@ impl Planned {
         }
         files::record(inputs, &folder)?;
         let mut results = Appender::open(&folder)?;
-        let planned: BTreeSet<CellKey> = cells
-            .iter()
-            .map(Cell::key)
-            .chain(engine_cells.iter().map(engines::EngineCell::key))
-            .collect();
+        let planned: BTreeSet<CellKey> = cells.iter().map(Cell::key).collect();
         let mut copies = 0;
         for record in copied {
             if planned.contains(&record.key) && done.insert(record.key.clone()) {
@@ -266,12 +253,8 @@ impl Planned {
             }
         }
         let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
-        let engines_todo: Vec<&engines::EngineCell> = engine_cells
-            .iter()
-            .filter(|c| !done.contains(&c.key()))
-            .collect();
-        let total = cells.len() + engine_cells.len();
-        if todo.is_empty() && engines_todo.is_empty() && copies > 0 {
+        let total = cells.len();
+        if todo.is_empty() && copies > 0 {
             println!(
                 "{}: all {copies} cells copied from an earlier run, none measured",
                 folder.display()
@@ -287,7 +270,7 @@ impl Planned {
                 n => format!(" and {n} files"),
             },
             total,
-            total - todo.len() - engines_todo.len() - copies,
+            total - todo.len() - copies,
             if copies > 0 {
                 format!(", {copies} copied from an earlier run")
             } else {
@@ -295,38 +278,42 @@ impl Planned {
             },
             folder.display()
         );
-        let not_ok = measure(args, inputs, &todo, &engines_todo, &mut results)?;
+        let not_ok = measure(args, inputs, &todo, &mut results)?;
         finish(&folder, &results, not_ok)
     }
 }
 
-/// Steps 2 and 3: prepares the workloads of `todo` and measures its cells into `results`;
-/// gives the number that failed (not counting those left out by design).
+/// Steps 2 and 3: prepares the workloads of `todo` and measures its cells into `results`,
+/// the structures' in groups, then the engines'; gives the number that failed (not
+/// counting those left out by design).
 fn measure(
     args: &Args,
     inputs: &[files::FileInput],
     todo: &[&Cell],
-    engines_todo: &[&engines::EngineCell],
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
     let cases: Vec<&Case> = todo
         .iter()
         .map(|cell| &cell.case)
-        .chain(engines_todo.iter().map(|cell| &cell.case))
         .filter(|case| !is_file(case))
         .collect();
     let cache_folder = cache::folder();
     let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
     prepared.extend(files::prepare(inputs, &cache_folder)?);
 
-    let planned = todo
+    let structures: Vec<StructureCell> = todo.iter().filter_map(|cell| cell.structure()).collect();
+    let engine_cells: Vec<(&Cell, &'static Engine)> = todo
         .iter()
-        .map(|cell| estimate::CellShape {
+        .filter_map(|cell| Some((*cell, cell.engine()?)))
+        .collect();
+    let planned = structures
+        .iter()
+        .map(|StructureCell { cell, structure }| estimate::CellShape {
             workload: cell.key().workload,
             implementation: cell.key().implementation,
             timers: cell.key().timers,
             lines: prepared[&case_id(&cell.case)].reference.operations,
-            skipped: cell.skip.is_some(),
+            skipped: structure.skip.is_some(),
         })
         .collect();
     let progress = progress::Progress::new(planned);
@@ -343,14 +330,16 @@ fn measure(
     // The plan lists each (workload, size)'s implementations together: one group each.
     // The groups at `--spread-from` timers or more are measured last, as one block whose
     // rounds are spread over all of them (`group::measure_block`).
-    let spread =
-        |cells: &[&Cell]| args.spread_from > 0 && cells[0].key().timers >= args.spread_from;
-    let groups: Vec<&[&Cell]> = todo
-        .chunk_by(|a, b| case_id(&a.case) == case_id(&b.case))
+    let spread = |cells: &[StructureCell]| {
+        args.spread_from > 0 && cells[0].cell.key().timers >= args.spread_from
+    };
+    let groups: Vec<&[StructureCell]> = structures
+        .chunk_by(|a, b| case_id(&a.cell.case) == case_id(&b.cell.case))
         .collect();
-    let (spread_groups, alone): (Vec<&[&Cell]>, Vec<&[&Cell]>) =
+    let (spread_groups, alone): (Vec<&[StructureCell]>, Vec<&[StructureCell]>) =
         groups.into_iter().partition(|cells| spread(cells));
-    let mut blocks: Vec<Vec<&[&Cell]>> = alone.into_iter().map(|cells| vec![cells]).collect();
+    let mut blocks: Vec<Vec<&[StructureCell]>> =
+        alone.into_iter().map(|cells| vec![cells]).collect();
     if !spread_groups.is_empty() {
         blocks.push(spread_groups);
     }
@@ -360,11 +349,12 @@ fn measure(
         let block_first = first;
         let large = block
             .iter()
-            .all(|cells| group::is_large(cells[0].key().timers));
+            .all(|cells| group::is_large(cells[0].cell.key().timers));
         let groups = block
             .into_iter()
             .map(|cells| {
-                let group = group::Group::new(cells, &prepared[&case_id(&cells[0].case)], first);
+                let workload = &prepared[&case_id(&cells[0].cell.case)];
+                let group = group::Group::new(cells, workload, first);
                 first += cells.len();
                 group
             })
@@ -387,7 +377,7 @@ fn measure(
             }
         }
     }
-    not_ok += measure_engines(args, engines_todo, &prepared, &cache_folder, results)?;
+    not_ok += measure_engines(args, &engine_cells, &prepared, &cache_folder, results)?;
     progress.done();
     Ok(not_ok)
 }
@@ -396,21 +386,22 @@ fn measure(
 /// size; gives the number that failed.
 fn measure_engines(
     args: &Args,
-    todo: &[&engines::EngineCell],
+    todo: &[(&Cell, &'static Engine)],
     prepared: &std::collections::BTreeMap<String, cache::Prepared>,
     cache_folder: &Path,
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
     let mut not_ok = 0;
     let mut built = engines::Engines::new(args, cache_folder)?;
-    for cell in todo {
+    for &(cell, engine) in todo {
         let processes = if group::is_large(cell.case.spec.timers) {
             args.processes_at_1m
         } else {
             args.processes
         };
         let settings = engines::Settings::of(args, processes);
-        let record = engines::measure(cell, &prepared[&case_id(&cell.case)], &settings, &mut built);
+        let workload = &prepared[&case_id(&cell.case)];
+        let record = engines::measure(cell, engine, workload, &settings, &mut built);
         // The exchange (process and runtime start included) is the protocol's cost, shown
         // beside the engine's own figure and never mistaken for it.
         let exchange = record
@@ -490,11 +481,6 @@ fn with_suite(args: &Args) -> bool {
     args.files.is_empty() || args.suite.is_some() || !args.workloads.is_empty()
 }
 
-/// Whether `case` is a workload file's.
-fn is_file(case: &Case) -> bool {
-    case.family == timerbench_results::FILE_FAMILY
-}
-
 /// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
 /// tell a flag given from a default.
 fn given_flags() -> Vec<String> {
@@ -508,13 +494,4 @@ fn given_flags() -> Vec<String> {
 /// `WORKLOAD/TIMERS/IMPL`.
 fn cell_name(key: &CellKey) -> String {
     format!("{}/{}/{}", key.workload, key.timers, key.implementation)
-}
-
-/// The generator command of a case: its identity in the cache; for a file, its hash.
-fn case_id(case: &Case) -> String {
-    if is_file(case) {
-        let sha256 = case.spec.params.iter().find(|(k, _)| k == "sha256");
-        return files::id(sha256.map_or("", |(_, v)| v.as_str()));
-    }
-    command_line(&case.family, &case.spec)
 }

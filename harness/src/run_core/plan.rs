@@ -1,20 +1,35 @@
 //! The plan of a run: its cells (workload, size, implementation), each with what it is
-//! measured from and what its implementation declares, checked against every filter before
-//! anything runs; and each cell's definition, by which `timerbench reproduce` knows a cell
-//! another experiment already measured.
+//! measured from and what runs it (a structure, with what it declares, or an engine),
+//! checked against every filter before anything runs; and each cell's definition, by which
+//! `timerbench reproduce` knows a cell another experiment already measured.
 
-use super::{Args, case_id, cell_name, files, suite_word, with_suite};
+use super::cache::case_id;
+use super::{Args, cell_name, files, suite_word, with_suite};
+use crate::engines::{Engine, select};
 use crate::schema::{CellDefinition, CellKey, parameters_of};
 use anyhow::{anyhow, bail};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use timerbench_impls::{Range, Variant};
 use timerbench_workloads::suite::{Case, SuiteFile};
 
-/// One planned cell: its case (what to generate, or a file) and its implementation variant.
+/// One planned cell: its case (what to generate, or a file) and what runs it, a Rust
+/// structure's variant or another runtime's engine. Both are planned, keyed and defined
+/// alike; only their measuring differs (`group` for structures, `engines` for engines).
 pub(super) struct Cell {
     pub case: Case,
     /// What its records say regenerates the workload.
     pub generator: String,
+    pub subject: Subject,
+}
+
+/// What runs a cell's workload.
+pub(super) enum Subject {
+    Structure(Structure),
+    Engine(&'static Engine),
+}
+
+/// A structure's cell: its variant, what the variant declares, and whether it runs.
+pub(super) struct Structure {
     pub variant: Variant,
     pub declared: Declared,
     /// Why the cell is not run, when the suite chose a size above the implementation's
@@ -22,18 +37,49 @@ pub(super) struct Cell {
     pub skip: Option<String>,
 }
 
+/// A structure's cell borrowed from the plan with its structure, as the groups measure it.
+#[derive(Clone, Copy)]
+pub(super) struct StructureCell<'a> {
+    pub cell: &'a Cell,
+    pub structure: &'a Structure,
+}
+
 impl Cell {
+    /// The cell with its structure, when a structure runs it.
+    pub fn structure(&self) -> Option<StructureCell<'_>> {
+        match &self.subject {
+            Subject::Structure(structure) => Some(StructureCell {
+                cell: self,
+                structure,
+            }),
+            Subject::Engine(_) => None,
+        }
+    }
+
+    /// The engine that runs it, when an engine does.
+    pub fn engine(&self) -> Option<&'static Engine> {
+        match self.subject {
+            Subject::Engine(engine) => Some(engine),
+            Subject::Structure(_) => None,
+        }
+    }
+
     pub fn key(&self) -> CellKey {
+        let implementation = match &self.subject {
+            Subject::Structure(structure) => structure.variant.label().to_string(),
+            Subject::Engine(engine) => engine.name.to_string(),
+        };
         CellKey {
             workload: self.case.workload.clone(),
             timers: self.case.spec.timers,
-            implementation: self.variant.label().to_string(),
+            implementation,
         }
     }
 
     /// What makes it the same measurement as a cell of another run: from the same fields
     /// its spec hands the child, which its record keeps
-    /// ([`CellDefinition::of`](crate::schema::CellDefinition::of)).
+    /// ([`CellDefinition::of`](crate::schema::CellDefinition::of)). An engine has no
+    /// parameters.
     pub fn definition(&self) -> CellDefinition {
         CellDefinition {
             key: self.key(),
@@ -41,7 +87,10 @@ impl Cell {
             params: self.case.spec.params.iter().cloned().collect(),
             ops: self.case.spec.ops,
             seed: self.case.spec.seed,
-            implementation_parameters: parameters_of(self.variant.label()),
+            implementation_parameters: match &self.subject {
+                Subject::Structure(structure) => parameters_of(structure.variant.label()),
+                Subject::Engine(_) => BTreeMap::new(),
+            },
         }
     }
 }
@@ -70,7 +119,8 @@ impl Declared {
     }
 }
 
-/// The cells of the selected suite and of the files, checked against every filter.
+/// The cells of the selected suite and of the files, checked against every filter: each
+/// case's structures, in the suite's then the files' order, then the engine cells.
 pub(super) fn plan(
     args: &Args,
     suite: &SuiteFile,
@@ -142,13 +192,15 @@ pub(super) fn plan(
             variants.iter().map(move |(variant, declared)| Cell {
                 case: case.clone(),
                 generator: case_id(case),
-                variant: variant.clone(),
-                declared: declared.clone(),
-                skip: if sizes_given {
-                    None
-                } else {
-                    above_suite_limit(variant, case.spec.timers)
-                },
+                subject: Subject::Structure(Structure {
+                    variant: variant.clone(),
+                    declared: declared.clone(),
+                    skip: if sizes_given {
+                        None
+                    } else {
+                        above_suite_limit(variant, case.spec.timers)
+                    },
+                }),
             })
         })
         .collect();
@@ -158,9 +210,15 @@ pub(super) fn plan(
             cells.push(Cell {
                 case: case.clone(),
                 generator: input.generator(),
-                variant: variant.clone(),
-                declared: declared.clone(),
-                skip: files::above_limit(variant, &input.workload, args.selection.named(variant)),
+                subject: Subject::Structure(Structure {
+                    variant: variant.clone(),
+                    declared: declared.clone(),
+                    skip: files::above_limit(
+                        variant,
+                        &input.workload,
+                        args.selection.named(variant),
+                    ),
+                }),
             });
         }
     }
@@ -169,17 +227,38 @@ pub(super) fn plan(
     {
         bail!("--inject-panic {target}: no such cell in this run");
     }
+    let engine_cells = engine_cells(args, &cases_of(&cells))?;
+    cells.extend(engine_cells);
     Ok(cells)
 }
 
 /// The distinct cases of `cells`, in the plan's order: where the engine cells go.
-pub(super) fn cases_of(cells: &[Cell]) -> Vec<Case> {
+fn cases_of(cells: &[Cell]) -> Vec<Case> {
     let mut seen = BTreeSet::new();
     cells
         .iter()
         .filter(|cell| seen.insert(case_id(&cell.case)))
         .map(|cell| cell.case.clone())
         .collect()
+}
+
+/// The engine cells of `cases` for the engines `--engine` names (an unknown name is an
+/// error naming the flag): each case's engines, in the order of the cases.
+fn engine_cells(args: &Args, cases: &[Case]) -> anyhow::Result<Vec<Cell>> {
+    if args.engines.is_empty() {
+        return Ok(Vec::new());
+    }
+    let engines = select(&args.engines)?;
+    Ok(cases
+        .iter()
+        .flat_map(|case| {
+            engines.iter().map(move |engine| Cell {
+                case: case.clone(),
+                generator: case_id(case),
+                subject: Subject::Engine(engine),
+            })
+        })
+        .collect())
 }
 
 /// Why `variant` is not run at `timers` when a suite chose the size: the size is above

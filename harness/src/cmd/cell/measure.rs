@@ -8,8 +8,8 @@
 //! not verify has a record without figures, `unverified` with the reason: a wrong
 //! structure's speed is never reported.
 
-use super::Diagnostics;
 use super::clock::{LatencyClock, ProbeClock};
+use super::diagnostics::Diagnostics;
 use super::passes::fixed_costs::fixed_costs;
 use super::passes::latency::{LatencyFigures, latency, percentiles_and_v2};
 use super::passes::memory::memory;

@@ -8,7 +8,7 @@
 //! takes the samples and answers with one [`SampleSet`] line; nothing else (no memory or
 //! latency pass).
 
-use super::Diagnostics;
+use super::diagnostics::Diagnostics;
 use super::passes::timed::Recipe;
 use super::warm_up::{WarmUp, Warmed, sample, split, warm_up};
 use crate::schema::{CellSpec, SampleSet};

@@ -4,7 +4,7 @@
 //! process ([`super::measure`]) and a `samples` one ([`super::samples`]) share them, so that
 //! every process's figures rest on a verification of its own.
 
-use super::Diagnostics;
+use super::diagnostics::Diagnostics;
 use super::passes::throughput::throughput;
 use super::passes::timed::{Recipe, TimedWorkload};
 use super::passes::verify::{Verified, replay_unverified, verify, verify_within_bound};

@@ -12,7 +12,7 @@
 
 use super::timed::{Recipe, Replayed};
 use crate::alloc;
-use crate::cmd::cell::Diagnostics;
+use crate::cmd::cell::diagnostics::Diagnostics;
 use crate::schema::Memory;
 use timerbench_impls::TimerQueue;
 use timerbench_workloads::Program;

@@ -15,7 +15,7 @@
 
 use super::timed::{Operations, Recipe, TimedWorkload};
 use crate::cell_core::os::minor_page_faults;
-use crate::cmd::cell::Diagnostics;
+use crate::cmd::cell::diagnostics::Diagnostics;
 use crate::schema::{Throughput, spread};
 use std::time::Duration;
 use timerbench_impls::TimerQueue;
