@@ -422,8 +422,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 config.strategy,
                 config.idle_ns as f64 / 1e9
             );
+            let window = crate::machine_load::Window::start();
             let run = timerbench_live::run(config, schedule.clone()).map_err(|e| anyhow!(e))?;
-            let record = record::record(&machine, config, &schedule, &run);
+            let mut record = record::record(&machine, config, &schedule, &run);
+            record.others_load = window.end();
             let fired = format!("{} firings", record.firings);
             keep(&folder, record, &fired, &mut records)?;
         }
@@ -433,7 +435,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 "  [{index}/{runs}] the {engine} server (its runtime's own poller and timers), \
                  then the baseline"
             );
-            let record = live_tcp::run_engine(engine, &base, &args.build_dir, &schedule, &machine);
+            let window = crate::machine_load::Window::start();
+            let mut record =
+                live_tcp::run_engine(engine, &base, &args.build_dir, &schedule, &machine);
+            record.others_load = window.end();
             let closes = format!("{} closes", record.tcp.as_ref().map_or(0, |tcp| tcp.closed));
             keep(&folder, record, &closes, &mut records)?;
         }
@@ -514,6 +519,14 @@ fn keep(
     );
     for reason in &record.reasons {
         println!("        {reason}");
+    }
+    let what = format!("{} with {}", record.implementation, record.wait);
+    if let Some(warning) = record
+        .others_load
+        .as_ref()
+        .and_then(|load| crate::machine_load::warning(load, &what))
+    {
+        println!("        {warning}");
     }
     append_live(folder, &record)?;
     records.push(record);

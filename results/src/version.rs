@@ -111,6 +111,6 @@ mod tests {
 
     #[test]
     fn the_readable_versions_are_named() {
-        assert_eq!(readable(), "1 to 4");
+        assert_eq!(readable(), "1 to 5");
     }
 }

@@ -164,6 +164,7 @@ pub(super) fn record(
         conditions: Vec::new(),
         engine: None,
         counts: None,
+        others_load: None,
         fixed_costs: verified.then_some(timerbench_results::FixedCosts {
             idle_advance_ns: 5.0 * (index + 1.0),
             start_stop_ns: 20.0 * (index + 1.0),
