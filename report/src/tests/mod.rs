@@ -10,6 +10,7 @@
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
+mod counts;
 mod engines;
 mod errors;
 mod extras;
