@@ -150,6 +150,13 @@ fn compare_over_runs_and_combine_read_counts() {
     assert_succeeded(&output);
     let stdout = text(&output.stdout);
     assert!(stdout.contains("A est. cycles/line"), "{stdout}");
+    // One run against two: a count's change is exact, so it differs without an interval
+    // from the spread between runs; the unchanged btree is the same.
+    assert!(
+        row(&stdout, "hold", "binary-heap").contains("differs: slower"),
+        "{stdout}"
+    );
+    assert!(row(&stdout, "hold", "btree").contains("same"), "{stdout}");
     assert!(stdout.contains("timerbench run --counts"), "{stdout}");
 
     let combined = timerbench(
