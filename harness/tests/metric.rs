@@ -249,6 +249,20 @@ fn runs_of_two_simulated_machines_and_an_unknown_metric_are_refused() {
             "{args:?}: {stderr}"
         );
     }
+    // Two timed runs by a count: nothing to compare, and the message says where counts
+    // come from.
+    folder(
+        dir.path(),
+        "timed",
+        &[cell_record("hold", 1000, "btree", 10.0)],
+    );
+    assert_fails_with(
+        &timerbench(
+            &["compare", "timed", "timed", "--metric", "instructions"],
+            dir.path(),
+        ),
+        "none with counts in both (no counts: run `timerbench run --counts`)",
+    );
     // By time the geometry does not matter.
     assert_succeeded(&timerbench(&["compare", "small", "large"], dir.path()));
 

@@ -284,6 +284,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .collect();
 
     let shared = comparison.rows.len() + comparison.without.len();
+    if metric.is_count() && comparison.rows.is_empty() && shared > 0 {
+        bail!(
+            "--metric {metric}: {} and {} share {shared} cells, none with counts in both \
+             ({})",
+            a.folder.display(),
+            b.folder.display(),
+            crate::runs::NO_COUNTS
+        );
+    }
     if shared == 0 {
         let filtered = if args.workloads.is_empty() && args.implementations.is_empty() {
             ""
