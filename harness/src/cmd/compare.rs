@@ -286,10 +286,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let shared = comparison.rows.len() + comparison.without.len();
     if metric.is_count() && comparison.rows.is_empty() && shared > 0 {
         bail!(
-            "--metric {metric}: {} and {} share {shared} cells, none with counts in both \
-             ({})",
+            "--metric {metric}: {} and {} share {}, none with counts in both ({})",
             a.folder.display(),
             b.folder.display(),
+            lists::count(shared),
             crate::runs::NO_COUNTS
         );
     }
