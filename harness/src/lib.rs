@@ -14,6 +14,7 @@ pub mod environment;
 pub mod flags;
 pub mod folders;
 pub mod live_run;
+pub mod machine_load;
 pub mod run_core;
 pub mod runs;
 pub mod schema;

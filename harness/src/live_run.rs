@@ -429,7 +429,9 @@ fn run_all(
         for config in configs {
             index += 1;
             announce(&format!("[{index}/{runs}]"), config, schedule);
-            let record = api::run(config, schedule, machine).map_err(|e| anyhow!(e))?;
+            let window = crate::machine_load::Window::start();
+            let mut record = api::run(config, schedule, machine).map_err(|e| anyhow!(e))?;
+            record.others_load = window.end();
             let fired = format!("{} firings", record.firings);
             keep(folder, record, &fired, &mut records)?;
         }
@@ -439,7 +441,10 @@ fn run_all(
                 "  [{index}/{runs}] the {engine} server (its runtime's own poller and timers), \
                  then the baseline"
             );
-            let record = live_tcp::run_engine(engine, &base, &args.build_dir, schedule, machine);
+            let window = crate::machine_load::Window::start();
+            let mut record =
+                live_tcp::run_engine(engine, &base, &args.build_dir, schedule, machine);
+            record.others_load = window.end();
             let closes = format!("{} closes", record.tcp.as_ref().map_or(0, |tcp| tcp.closed));
             keep(folder, record, &closes, &mut records)?;
         }
@@ -548,6 +553,14 @@ fn keep(
     );
     for reason in &record.reasons {
         println!("        {reason}");
+    }
+    let what = format!("{} with {}", record.implementation, record.wait);
+    if let Some(warning) = record
+        .others_load
+        .as_ref()
+        .and_then(|load| crate::machine_load::warning(load, &what))
+    {
+        println!("        {warning}");
     }
     append_live(folder, &record)?;
     records.push(record);

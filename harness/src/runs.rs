@@ -6,6 +6,7 @@ use crate::stats::{Combined, combine};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use timerbench_results::counts::{CacheGeometry, Metric};
 use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, spread};
 
 /// The MAD of normally distributed samples times this estimates their standard deviation.
@@ -35,25 +36,164 @@ pub fn figures(record: &CellRecord) -> Option<Figures> {
     })
 }
 
-/// One run's cells: the median ns/op of each cell with figures.
+/// A cell's figures in `metric`: [`figures`] for the time; for a count, the count per
+/// counted line ([`Metric::per_line`]) of a verified cell, with a σ of 0, since a count of
+/// a deterministic replay does not move: any difference is a change. `None` for a cell
+/// that did not verify or has no counts (a timed run's cells), which a reader shows as
+/// missing, never as 0.
+pub fn figures_by(record: &CellRecord, metric: Metric) -> Option<Figures> {
+    if !metric.is_count() {
+        return figures(record);
+    }
+    if record.status != Status::Ok {
+        return None;
+    }
+    let value = metric.per_line(record)?;
+    value.is_finite().then_some(Figures {
+        median: value,
+        sigma: Some(0.0),
+    })
+}
+
+/// A figure in `metric` for a table: a time with two decimals as `combine` always showed
+/// it; a count per line with four significant digits at least, since a count's small
+/// change is exact and must show.
+pub fn per_line_text(value: f64, metric: Metric) -> String {
+    if !metric.is_count() || value >= 100.0 {
+        format!("{value:.2}")
+    } else if value >= 1.0 {
+        format!("{value:.3}")
+    } else {
+        format!("{value:.4}")
+    }
+}
+
+/// What a reader says of the cells without counts, after its table: where the counts
+/// come from.
+pub const NO_COUNTS: &str = "no counts: run `timerbench run --counts`";
+
+/// Whether `record` verified but has no figure in `metric`: a count metric over a cell
+/// that was timed, not counted.
+pub fn lacks_counts(record: &CellRecord, metric: Metric) -> bool {
+    metric.is_count() && record.status == Status::Ok && record.counts.is_none()
+}
+
+/// A simulated machine as a message names it: `I1 32768,8,64, D1 32768,8,64, LL
+/// 8388608,16,64` (size in bytes, associativity, line bytes, as Valgrind's flags take them).
+pub fn describe_geometry(geometry: &CacheGeometry) -> String {
+    format!("I1 {}, D1 {}, LL {}", geometry.i1, geometry.d1, geometry.ll)
+}
+
+/// The simulated machine of the counted cells of `records` (of the folder `folder`),
+/// `None` when none has counts. Counts of two machines are not comparable, so a folder
+/// whose cells model different ones is refused, naming both.
+pub fn run_geometry<'r>(
+    folder: &Path,
+    records: impl IntoIterator<Item = &'r CellRecord>,
+) -> anyhow::Result<Option<CacheGeometry>> {
+    let mut found: Option<(CacheGeometry, &CellKey)> = None;
+    for record in records {
+        let Some(counts) = &record.counts else {
+            continue;
+        };
+        match found {
+            None => found = Some((counts.cache, &record.key)),
+            Some((geometry, key)) if geometry != counts.cache => anyhow::bail!(
+                "{}: its counts are of two simulated machines, {} ({} {} {}) and {} ({} {} \
+                 {}); counts of different machines are not compared",
+                folder.display(),
+                describe_geometry(&geometry),
+                key.workload,
+                key.timers,
+                key.implementation,
+                describe_geometry(&counts.cache),
+                record.key.workload,
+                record.key.timers,
+                record.key.implementation,
+            ),
+            Some(_) => {}
+        }
+    }
+    Ok(found.map(|(geometry, _)| geometry))
+}
+
+/// Refuses runs whose counts model different machines (for a count metric): one message
+/// naming both runs and both geometries. Runs without counts are not in the way here;
+/// their cells read as missing.
+pub fn check_geometries(
+    metric: Metric,
+    runs: &[(&Path, Option<CacheGeometry>)],
+) -> anyhow::Result<()> {
+    if !metric.is_count() {
+        return Ok(());
+    }
+    let mut counted = runs.iter().filter_map(|(f, g)| Some((f, (*g)?)));
+    let Some((first, geometry)) = counted.next() else {
+        return Ok(());
+    };
+    if let Some((other, different)) = counted.find(|(_, g)| *g != geometry) {
+        anyhow::bail!(
+            "--metric {metric}: {} and {} counted on different simulated machines: {} has \
+             {}, {} has {}; counts of different machines are not compared (count both with \
+             the same cache geometry)",
+            first.display(),
+            other.display(),
+            first.display(),
+            describe_geometry(&geometry),
+            other.display(),
+            describe_geometry(&different)
+        );
+    }
+    Ok(())
+}
+
+/// One run's cells: the figure (median ns/op, or count per line) of each cell with one.
 pub struct RunCells {
     pub folder: PathBuf,
     pub medians: BTreeMap<CellKey, f64>,
+    /// The simulated machine of its counts, when it has any.
+    pub geometry: Option<CacheGeometry>,
+    /// Verified cells without a figure in the metric read: timed, not counted.
+    pub without_counts: usize,
 }
 
 /// Reads the results folder `folder`: the latest record of each cell, its median ns/op
 /// where it has figures.
 pub fn read_cells(folder: &Path) -> anyhow::Result<RunCells> {
+    read_cells_by(folder, Metric::Ns)
+}
+
+/// Reads the results folder `folder`: the latest record of each cell, its figure in
+/// `metric` where it has one ([`figures_by`]).
+pub fn read_cells_by(folder: &Path, metric: Metric) -> anyhow::Result<RunCells> {
     let files = read_run(folder).with_context(|| format!("run {}", folder.display()))?;
     let latest = latest_by_cell(files.records.into_iter().map(|line| line.record));
+    let geometry = run_geometry(folder, latest.values())?;
+    let without_counts = latest.values().filter(|r| lacks_counts(r, metric)).count();
     let medians = latest
         .into_iter()
-        .filter_map(|(key, record)| figures(&record).map(|f| (key, f.median)))
+        .filter_map(|(key, record)| figures_by(&record, metric).map(|f| (key, f.median)))
         .collect();
     Ok(RunCells {
         folder: folder.to_path_buf(),
         medians,
+        geometry,
+        without_counts,
     })
+}
+
+/// Reads the runs `folders` in `metric`, refusing runs counted on different machines.
+pub fn read_runs_by(folders: &[PathBuf], metric: Metric) -> anyhow::Result<Vec<RunCells>> {
+    let runs = folders
+        .iter()
+        .map(|folder| read_cells_by(folder, metric))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let geometries: Vec<(&Path, Option<CacheGeometry>)> = runs
+        .iter()
+        .map(|r| (r.folder.as_path(), r.geometry))
+        .collect();
+    check_geometries(metric, &geometries)?;
+    Ok(runs)
 }
 
 /// Every cell with figures in at least one run, combined over the runs that have it.

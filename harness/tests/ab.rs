@@ -204,3 +204,65 @@ fn bad_flags_name_the_flag() {
     assert_fails_with(&output, "--workload");
     assert!(!dir.path().join("o/ab.jsonl").exists());
 }
+
+/// A process that keeps one core busy until it is killed: the competition a duet should
+/// notice.
+struct Busy(std::process::Child);
+
+impl Busy {
+    fn start() -> Busy {
+        Busy(
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("sh starts"),
+        )
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_duet_beside_a_busy_process_warns_and_records_the_others_cpu() {
+    let Some(cores) = cores() else {
+        eprintln!("skipped: one CPU");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let busy = Busy::start();
+    let output = duet(
+        dir.path(),
+        cores,
+        &[
+            // A window of a few tenths of a second: long beside the counters' jiffies.
+            "--timers",
+            "20000",
+            "--a",
+            "binary-heap",
+            "--rounds",
+            "40",
+            "--pairs",
+            "1",
+            "--min-seconds",
+            "0s",
+            "--resamples",
+            "100",
+        ],
+    );
+    drop(busy);
+    assert_succeeded(&output);
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("warning: other processes used") && stdout.contains("competed"),
+        "{stdout}"
+    );
+    let load = &only_record(dir.path())["others_load"];
+    assert_eq!(load["competed"], true, "{load}");
+    assert!(load["others_cores"].as_f64().unwrap() > 0.1, "{load}");
+    assert!(load["cpus"].as_u64().unwrap() >= 2, "{load}");
+}

@@ -81,6 +81,13 @@ fn a_run_writes_a_complete_results_folder() {
         );
         assert!(!v["latency"].as_object().unwrap().is_empty(), "{line}");
         assert_eq!(v["digest"], v["reference_digest"], "{line}");
+        // The other processes' CPU over the cell's group, read from /proc (whether they
+        // competed depends on the machine, so only its shape is asserted).
+        let load = &v["others_load"];
+        assert!(load["cpus"].as_u64().unwrap() >= 1, "{line}");
+        assert!(load["seconds"].as_f64().unwrap() > 0.0, "{line}");
+        assert!(load["others_cores"].as_f64().unwrap() >= 0.0, "{line}");
+        assert!(load["competed"].is_boolean(), "{line}");
         // Samples from three processes (the default), interleaved: one full, two samples
         // processes, each pinned and with its load read; up to six (the default most)
         // when their medians disagreed by more than 2%.

@@ -140,6 +140,8 @@ pub fn record(
         tcp,
         histograms: histograms(&lateness.total, &run.baseline),
         engine: None,
+        // Measured by the command around the run (harness/src/machine_load.rs).
+        others_load: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! the others, so no page or chart can show a wrong structure's speed by mistake.
 
 use anyhow::anyhow;
+use timerbench_results::counts::Metric;
 use timerbench_results::{CellKey, CellRecord, KINDS, Latency, Lateness, Status};
 
 /// `workload at N timers, implementation`.
@@ -36,6 +37,20 @@ pub fn ns_per_op(record: &CellRecord) -> Option<f64> {
     }
     let median = record.throughput.as_ref()?.ns_per_op.median;
     (median.is_finite() && median > 0.0).then_some(median)
+}
+
+/// A verified cell's figure in `metric`: its median ns/op ([`ns_per_op`]), or its count
+/// per counted line (`None` for a cell without counts, never 0; a count of 0 is a figure).
+pub fn figure(record: &CellRecord, metric: Metric) -> Option<f64> {
+    if !metric.is_count() {
+        return ns_per_op(record);
+    }
+    if record.status != Status::Ok {
+        return None;
+    }
+    metric
+        .per_line(record)
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 /// How a verified cell's samples spread between the processes that took them and within

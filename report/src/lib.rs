@@ -71,6 +71,7 @@ pub const ENGINE_LEGEND: &str = "engine: another runtime's timers run through th
 
 pub use ranking::{
     FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_run,
+    rank_run_by,
 };
 
 use anyhow::{Context, bail};

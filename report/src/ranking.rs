@@ -16,15 +16,19 @@
 //! beside it, since a mean over the small sizes alone is not comparable with one over all.
 //!
 //! [`rank_run`] gives one run's rankings as the summary shows them, for `timerbench rank`
-//! to print in the terminal from this same code.
+//! to print in the terminal from this same code; [`rank_run_by`] ranks by a count per line
+//! instead (`timerbench rank --metric`), the fewest being the best. A size where the best
+//! count is 0 (no structure missed the last level, say) gives no ratio and is left out of
+//! that ranking, as a size where no cell verified is.
 
 use crate::catalog::Catalog;
 use crate::figures::{
-    geometric_mean, lateness, measured_under_load, ns_per_op, slowest_call, thousands,
+    figure, geometric_mean, lateness, measured_under_load, ns_per_op, slowest_call, thousands,
 };
 use crate::model::{Model, Workload};
 use crate::runs::{Run, load_run};
 use std::path::Path;
+use timerbench_results::counts::Metric;
 
 /// One run's rankings as the report's summary shows them: over all workloads, then one per
 /// workload family.
@@ -52,6 +56,15 @@ pub struct FamilyRanking {
 /// Reads the results folder `folder` (any error names the file and line) and ranks its
 /// implementations as the report's summary does, with `catalog` giving the orders.
 pub fn rank_run(folder: &Path, catalog: &Catalog) -> anyhow::Result<RunRankings> {
+    rank_run_by(folder, catalog, Metric::Ns)
+}
+
+/// [`rank_run`] by `metric`: the ratios are of each cell's figure in it to the best's.
+pub fn rank_run_by(
+    folder: &Path,
+    catalog: &Catalog,
+    metric: Metric,
+) -> anyhow::Result<RunRankings> {
     let run = load_run(folder, 0)?;
     let model = Model::new(vec![run], catalog)?;
     let run = &model.runs[0];
@@ -65,14 +78,14 @@ pub fn rank_run(folder: &Path, catalog: &Catalog) -> anyhow::Result<RunRankings>
                 .filter(|w| w.family == family)
                 .map(|w| w.name.clone())
                 .collect(),
-            ranking: model.ranking(run, |w| w.family == family),
+            ranking: model.ranking_by(run, |w| w.family == family, metric),
             family,
         })
         .collect();
     Ok(RunRankings {
         name: run.name.clone(),
         workloads: model.workloads.len(),
-        overall: model.ranking(run, |_| true),
+        overall: model.ranking_by(run, |_| true, metric),
         families,
     })
 }
@@ -183,12 +196,26 @@ pub struct SlowestCall {
 impl Model {
     /// The ranking of `run` over the workloads for which `include` holds.
     pub fn ranking(&self, run: &Run, include: impl Fn(&Workload) -> bool) -> Ranking {
+        self.ranking_by(run, include, Metric::Ns)
+    }
+
+    /// [`Model::ranking`] by `metric`: the sizes with a best above 0 in it, each cell's
+    /// figure in it over that best.
+    pub fn ranking_by(
+        &self,
+        run: &Run,
+        include: impl Fn(&Workload) -> bool,
+        metric: Metric,
+    ) -> Ranking {
         let sizes: Vec<(&Workload, u64)> = self
             .workloads
             .iter()
             .filter(|w| include(w))
             .flat_map(|w| w.sizes.iter().map(move |&t| (w, t)))
-            .filter(|(w, t)| run.best_exact(&w.name, *t).is_some())
+            .filter(|(w, t)| {
+                run.best_exact_by(&w.name, *t, metric)
+                    .is_some_and(|b| b > 0.0)
+            })
             .collect();
         let entries: Vec<RankEntry> = self
             .implementations
@@ -214,13 +241,16 @@ impl Model {
                     let record = run.cell(&workload.name, timers, &implementation.name);
                     unsupported += usize::from(record.is_some_and(|r| r.status.left_out()));
                     let Some((record, ratio)) = record.and_then(|record| {
-                        let best = run.best_exact(&workload.name, timers)?;
-                        Some((record, ns_per_op(record)? / best))
+                        let best = run.best_exact_by(&workload.name, timers, metric)?;
+                        Some((record, figure(record, metric)? / best))
                     }) else {
                         continue;
                     };
                     ratios.push(ratio);
-                    floors.extend(run.ratio_to_floor(record));
+                    // The floor is a time: no yardstick of a count.
+                    if !metric.is_count() {
+                        floors.extend(run.ratio_to_floor(record));
+                    }
                     if let Some(lateness) = lateness(record) {
                         late = Some(merge_lateness(late, lateness));
                     }

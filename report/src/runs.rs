@@ -1,10 +1,13 @@
 //! The results folders of a report, read and checked, and the figures of one run at a
 //! glance: a cell's record, the best speed at a size, a cell's ratio to it.
 
-use crate::figures::{decode_histogram, describe, measured_under_load, ns_per_op, process_spread};
+use crate::figures::{
+    decode_histogram, describe, figure, measured_under_load, ns_per_op, process_spread,
+};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use timerbench_results::counts::Metric;
 use timerbench_results::{
     CellKey, CellRecord, Environment, FLOOR, FileWorkload, RESULTS_FILE, RecordLine, is_floor,
     latest_by_cell, read_run, read_workload_files,
@@ -36,15 +39,16 @@ impl Run {
         })
     }
 
-    /// The smallest ns/op at a size, among the verified cells of Rust structures (the
-    /// floor, which is never verified, is not among them, nor an engine, whose figure may
-    /// be in another unit: results/FORMAT.md, `engine`).
-    pub fn best(&self, workload: &str, timers: u64) -> Option<f64> {
+    /// The smallest figure in `metric` (ns/op, or a count per line) at a size, among the
+    /// verified cells of Rust structures (the floor, which is never verified, is not among
+    /// them, nor an engine, whose figure may be in another unit: results/FORMAT.md,
+    /// `engine`).
+    pub fn best_by(&self, workload: &str, timers: u64, metric: Metric) -> Option<f64> {
         self.records
             .values()
             .filter(|r| r.key.workload == workload && r.key.timers == timers)
             .filter(|r| !is_floor(&r.key.implementation) && !r.is_engine())
-            .filter_map(ns_per_op)
+            .filter_map(|r| figure(r, metric))
             .min_by(f64::total_cmp)
     }
 
@@ -53,13 +57,18 @@ impl Run {
     /// approximate one's ratio says what its slack buys against them; the smallest of any
     /// cell where no exact one verified.
     pub fn best_exact(&self, workload: &str, timers: u64) -> Option<f64> {
+        self.best_exact_by(workload, timers, Metric::Ns)
+    }
+
+    /// [`Run::best_exact`] in `metric`: the fewest of a count per line, for a count.
+    pub fn best_exact_by(&self, workload: &str, timers: u64, metric: Metric) -> Option<f64> {
         self.records
             .values()
             .filter(|r| r.key.workload == workload && r.key.timers == timers)
             .filter(|r| !is_floor(&r.key.implementation) && !r.is_approximate() && !r.is_engine())
-            .filter_map(ns_per_op)
+            .filter_map(|r| figure(r, metric))
             .min_by(f64::total_cmp)
-            .or_else(|| self.best(workload, timers))
+            .or_else(|| self.best_by(workload, timers, metric))
     }
 
     /// The floor's ns/op at a size, when the run has it (`timerbench run --floor`).

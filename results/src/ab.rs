@@ -43,6 +43,10 @@ pub struct AbRecord {
     /// The solo phase, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solo: Option<AbSolo>,
+    /// The other processes' CPU over the cell's duet, every pair of processes waited for
+    /// (`crate::load`); absent in older records and where `/proc` could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_load: Option<crate::load::OthersLoad>,
     /// When the record was written (RFC 3339).
     pub written_at: String,
 }

@@ -21,7 +21,8 @@
 //! - [`histogram`]: a latency histogram's percentiles and encoding, as a record holds them.
 //! - [`counts`]: a cell's counts under Valgrind (`run --counts`) and the metrics a reader
 //!   compares cells by;
-//! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own).
+//! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own);
+//! - [`load`]: the other processes' CPU share while a command measured.
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
@@ -35,6 +36,7 @@ pub mod findings;
 pub mod folder;
 pub mod histogram;
 pub mod live;
+pub mod load;
 pub mod schema;
 pub mod stats;
 pub mod summary;

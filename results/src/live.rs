@@ -15,8 +15,9 @@ pub const LIVE_FILE: &str = "live.jsonl";
 /// before it ([`OLDEST_LIVE_SCHEMA`] on). Version 2 added `tcp`, absent from a version-1
 /// record, which reads as `None`; version 3 added `histograms`, `None` in the older ones;
 /// version 4 added `engine`, `None` in the older ones (every one a Rust structure's run);
-/// version 5 added `loaded_baseline`, `None` in the older ones.
-pub const LIVE_SCHEMA: u32 = 5;
+/// version 5 added `loaded_baseline`, `None` in the older ones; version 6 added
+/// `others_load`, `None` in the older ones.
+pub const LIVE_SCHEMA: u32 = 6;
 
 /// The oldest live record version this build reads.
 pub const OLDEST_LIVE_SCHEMA: u32 = 1;
@@ -209,6 +210,11 @@ pub struct LiveRecord {
     /// `--tcp`, for an engine, and in records before version 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_baseline: Option<LoadedBaseline>,
+    /// The other processes' CPU over the run (`crate::load`): whether another process
+    /// competed for the cores (version 6; `None` in older records and where `/proc` could
+    /// not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_load: Option<crate::load::OthersLoad>,
     /// The workload phase.
     pub workload_phase: Usage,
     /// The idle phase: no timer pending, nothing arriving.
@@ -366,6 +372,7 @@ mod tests {
             lateness: LatenessParts::default(),
             baseline: Spread::default(),
             loaded_baseline: None,
+            others_load: None,
             workload_phase: Usage::default(),
             idle_phase: Usage::default(),
             timerfd_rearms: 0,

@@ -419,6 +419,11 @@ pub struct CellRecord {
     /// machine they are of (schema 5; `null` in older records and in timed cells).
     #[serde(default)]
     pub counts: Option<crate::counts::Counts>,
+    /// The other processes' CPU over the group of cells this cell was measured with
+    /// (`crate::load`): whether another process competed for the cores while it ran
+    /// (schema 5, later; `null` in older records and where `/proc` could not be read).
+    #[serde(default)]
+    pub others_load: Option<crate::load::OthersLoad>,
     /// Wall seconds the cell took, everything included: its `full` process and every
     /// `samples` process.
     pub elapsed_seconds: f64,
@@ -474,6 +479,7 @@ impl CellRecord {
             fixed_costs: None,
             engine: None,
             counts: None,
+            others_load: None,
             elapsed_seconds: 0.0,
         }
     }

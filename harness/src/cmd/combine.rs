@@ -10,8 +10,12 @@
 //! processes), and the interval is Student's t over those numbers, `mean ± t(0.975, n−1) ×
 //! s / √n`. One run gives no interval, and the output says so rather than show a spread
 //! that does not measure what varies.
+//!
+//! With `--metric` and a count (`instructions`, `est-cycles`, ...), each run contributes
+//! its count per counted line instead: a deterministic replay's count is the same in every
+//! run of the same binary, so the interval is 0 unless the runs counted different code.
 
-use crate::runs::{combined_cells, read_cells};
+use crate::runs::{NO_COUNTS, combined_cells, per_line_text, read_runs_by};
 use crate::stats::Combined;
 use crate::table::{Format, table};
 use anyhow::bail;
@@ -19,6 +23,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use timerbench_results::CellKey;
+use timerbench_results::counts::Metric;
 
 /// Combine several results folders: each cell's mean ns/op over the runs with a 95%
 /// confidence interval (Student's t over the runs' medians; runs are the top level).
@@ -30,31 +35,53 @@ pub struct Args {
     /// `text` (aligned columns) or `markdown` (a GitHub table).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// What each run's cell contributes: `ns` (its median ns/op) or a count per counted
+    /// line of a `timerbench run --counts` run: `instructions`, `est-cycles`, `ll-misses`,
+    /// `d1-misses`, `branch-mispredicts`. Runs counted on different simulated machines are
+    /// refused.
+    #[arg(long, default_value_t = Metric::Ns)]
+    metric: Metric,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let runs = args
-        .runs
-        .iter()
-        .map(|folder| read_cells(folder))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let runs = read_runs_by(&args.runs, args.metric)?;
     let cells = combined_cells(&runs);
     if cells.is_empty() {
+        if args.metric.is_count() {
+            bail!(
+                "--metric {}: no cell with counts in any of the {} runs ({NO_COUNTS})",
+                args.metric,
+                runs.len()
+            );
+        }
         bail!("no cell with figures in any of the {} runs", runs.len());
     }
-    print!("{}", render(&cells, runs.len(), args.format));
+    print!("{}", render(&cells, runs.len(), args.format, args.metric));
+    let without: usize = runs.iter().map(|r| r.without_counts).sum();
+    if without > 0 {
+        println!(
+            "{without} verified cell{} of the runs without counts, left out ({NO_COUNTS}).",
+            if without == 1 { "" } else { "s" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The table: one row per cell, and a closing line on what the interval means.
-fn render(cells: &BTreeMap<CellKey, Combined>, runs: usize, format: Format) -> String {
+fn render(
+    cells: &BTreeMap<CellKey, Combined>,
+    runs: usize,
+    format: Format,
+    metric: Metric,
+) -> String {
+    let mean = format!(">mean {}", metric.unit());
     let header = [
         "workload",
         ">timers",
         "implementation",
         ">runs",
-        ">mean ns/op",
+        mean.as_str(),
         ">95% interval",
     ];
     let rows: Vec<Vec<String>> = cells
@@ -69,7 +96,7 @@ fn render(cells: &BTreeMap<CellKey, Combined>, runs: usize, format: Format) -> S
                 key.timers.to_string(),
                 key.implementation.clone(),
                 format!("{}/{runs}", cell.runs),
-                format!("{:.2}", cell.mean),
+                per_line_text(cell.mean, metric),
                 interval,
             ]
         })
@@ -79,8 +106,17 @@ fn render(cells: &BTreeMap<CellKey, Combined>, runs: usize, format: Format) -> S
         "\nOne run: no interval (one run does not measure the variation between runs).\n"
             .to_string()
     } else {
+        let figure = if metric.is_count() {
+            format!(
+                "count of {} per counted line (exact: runs of the same code agree to the \
+                 last digit)",
+                metric.name()
+            )
+        } else {
+            "median ns/op".to_string()
+        };
         format!(
-            "\nThe mean over {runs} runs of each run's median ns/op; the 95% interval is \
+            "\nThe mean over {runs} runs of each run's {figure}; the 95% interval is \
              Student's t over the runs.\n"
         )
     });

@@ -22,6 +22,13 @@
 //! The medians are steadier than single samples, which makes the rule conservative: what
 //! it marks is a change, not luck. A cell with fewer than two samples has no spread to
 //! judge by: its row is marked `?`, never as a change.
+//!
+//! **Counts** (`--metric instructions`, `est-cycles`, ...: a `timerbench run --counts`
+//! run's counts per counted line). A count of a deterministic replay does not move from
+//! run to run, so the noise rule, which is about time, does not apply: a row states B/A
+//! and B − A per line exactly, and any difference is a change (`more`, `fewer`). A cell
+//! without counts reads as without figures, with where counts come from; two runs counted
+//! on different simulated machines are refused.
 
 use anyhow::bail;
 use machine::cell_memory_probe;
@@ -33,7 +40,9 @@ use timerbench_report::thousands;
 use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run};
 
 pub use crate::runs::{Figures, MAD_TO_SIGMA, figures};
+use crate::runs::{check_geometries, figures_by, lacks_counts, run_geometry};
 pub use crate::table::{Format, markdown_table};
+use timerbench_results::counts::{CacheGeometry, Metric};
 
 mod lists;
 mod machine;
@@ -81,6 +90,12 @@ pub struct Args {
     /// Colour the rows beyond noise (text format): red slower, green faster.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// What a cell is compared by: `ns` (its median ns/op, judged against its noise) or a
+    /// count per counted line of `timerbench run --counts` runs: `instructions`,
+    /// `est-cycles`, `ll-misses`, `d1-misses`, `branch-mispredicts` (exact: any change is
+    /// a change). Runs counted on different simulated machines are refused.
+    #[arg(long, default_value_t = Metric::Ns)]
+    metric: Metric,
 }
 
 /// When to colour.
@@ -99,6 +114,8 @@ struct Side {
     folder: PathBuf,
     records: BTreeMap<CellKey, CellRecord>,
     order: Vec<CellKey>,
+    /// The simulated machine of its counts, when it has any.
+    geometry: Option<CacheGeometry>,
 }
 
 fn load(folder: &Path) -> anyhow::Result<Side> {
@@ -111,10 +128,12 @@ fn load(folder: &Path) -> anyhow::Result<Side> {
         }
     }
     let records = latest_by_cell(lines.into_iter().map(|line| line.record));
+    let geometry = run_geometry(folder, records.values())?;
     Ok(Side {
         folder: folder.to_path_buf(),
         records,
         order,
+        geometry,
     })
 }
 
@@ -132,9 +151,11 @@ pub enum Verdict {
 }
 
 /// A cell's status for the list of cells without figures: its status word, or that an
-/// `ok` record holds no usable median.
-fn figures_word(record: &CellRecord) -> &'static str {
-    match (record.status, figures(record)) {
+/// `ok` record holds no usable median, or no counts for a count metric.
+fn figures_word(record: &CellRecord, metric: Metric) -> &'static str {
+    match (record.status, figures_by(record, metric)) {
+        (Status::Ok, None) if lacks_counts(record, metric) => "ok but without counts",
+        (Status::Ok, None) if metric.is_count() => "ok but without a count per line",
         (Status::Ok, None) => "ok but without a median ns/op",
         (status, _) => status.as_str(),
     }
@@ -170,8 +191,13 @@ struct Row {
 }
 
 impl Row {
+    /// B/A; 1 for two equal figures, so that two counts of 0 read as the same.
     fn ratio(&self) -> f64 {
-        self.b / self.a
+        if self.a == self.b {
+            1.0
+        } else {
+            self.b / self.a
+        }
     }
 }
 
@@ -182,17 +208,24 @@ struct Comparison {
     only_b: Vec<CellKey>,
     /// In both, without figures in one or both: with what A and B hold.
     without: Vec<(CellKey, &'static str, &'static str)>,
+    /// What the figures are.
+    metric: Metric,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if !args.runs_a.is_empty() {
-        return runs::run(&args.runs_a, &args.runs_b, args.format);
+        return runs::run(&args.runs_a, &args.runs_b, args.format, args.metric);
     }
     let (Some(a), Some(b)) = (&args.a, &args.b) else {
         bail!("give two results folders A B, or several runs with --a RUN... --b RUN...");
     };
     let a = load(a)?;
     let b = load(b)?;
+    check_geometries(
+        args.metric,
+        &[(&a.folder, a.geometry), (&b.folder, b.geometry)],
+    )?;
+    let metric = args.metric;
     let selected = |key: &CellKey, record: &CellRecord| {
         (args.workloads.is_empty()
             || args
@@ -212,6 +245,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         only_a: Vec::new(),
         only_b: Vec::new(),
         without: Vec::new(),
+        metric,
     };
     for key in &a.order {
         let record_a = &a.records[key];
@@ -222,21 +256,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             comparison.only_a.push(key.clone());
             continue;
         };
-        match (figures(record_a), figures(record_b)) {
+        match (figures_by(record_a, metric), figures_by(record_b, metric)) {
             (Some(fa), Some(fb)) => comparison.rows.push(Row {
                 key: key.clone(),
                 a: fa.median,
                 b: fb.median,
                 verdict: judge(fa, fb),
+                // The memory probe explains a time, not a count.
                 memory: cell_memory_probe(record_a)
                     .zip(cell_memory_probe(record_b))
-                    .map(|(a, b)| b / a),
+                    .map(|(a, b)| b / a)
+                    .filter(|_| !metric.is_count()),
                 engine: record_a.is_engine() || record_b.is_engine(),
             }),
             _ => comparison.without.push((
                 key.clone(),
-                figures_word(record_a),
-                figures_word(record_b),
+                figures_word(record_a, metric),
+                figures_word(record_b, metric),
             )),
         }
     }
@@ -248,6 +284,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .collect();
 
     let shared = comparison.rows.len() + comparison.without.len();
+    if metric.is_count() && comparison.rows.is_empty() && shared > 0 {
+        bail!(
+            "--metric {metric}: {} and {} share {}, none with counts in both ({})",
+            a.folder.display(),
+            b.folder.display(),
+            lists::count(shared),
+            crate::runs::NO_COUNTS
+        );
+    }
     if shared == 0 {
         let filtered = if args.workloads.is_empty() && args.implementations.is_empty() {
             ""

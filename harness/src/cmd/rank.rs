@@ -7,6 +7,12 @@
 //! cells (a workload at a size) it verified, and `cells` says how many of them that was.
 //! Exact structures are ranked among themselves, the approximate ones apart with their
 //! lateness, and only one that verified every cell of a ranking can lead it.
+//!
+//! With `--metric` and a count (a `timerbench run --counts` run), the ratios are of each
+//! cell's count per counted line to the fewest at its size; the cells without counts are
+//! missing from the ranking, never 0, and the output says how many and where counts come
+//! from. Counts judge a change to one structure; a ranking across structures stays on time
+//! (METHODOLOGY.md, *Counts*), so a count ranking says what each did, not which is faster.
 
 use crate::catalog::catalog;
 use crate::table::{ENGINE_MARK, Format, Table, duration, engine_legend, markdown_table};
@@ -14,8 +20,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_report::{RankEntry, Ranking, RunRankings, rank_run};
-use timerbench_results::newest_run;
+use timerbench_report::{RankEntry, Ranking, RunRankings, rank_run_by};
+use timerbench_results::counts::Metric;
+use timerbench_results::{latest_by_cell, newest_run, read_run};
 
 /// Print the rankings of the report's summary: per workload family, best first.
 ///
@@ -32,6 +39,11 @@ pub struct Args {
     /// `text` (aligned columns) or `markdown` (GitHub tables, for an issue).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// What the cells are ranked by: `ns` (median ns/op) or a count per counted line of a
+    /// `timerbench run --counts` run: `instructions`, `est-cycles`, `ll-misses`,
+    /// `d1-misses`, `branch-mispredicts` (the fewest is the best).
+    #[arg(long, default_value_t = Metric::Ns)]
+    metric: Metric,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -43,25 +55,65 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             )
         })?,
     };
-    let rankings = rank_run(&folder, &catalog())?;
-    print!("{}", render(&folder, &rankings, args.format));
+    let rankings = rank_run_by(&folder, &catalog(), args.metric)?;
+    let mut out = render(&folder, &rankings, args.format, args.metric);
+    if args.metric.is_count() {
+        out.push_str(&without_counts(&folder, args.metric)?);
+    }
+    print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
+/// The closing note of a count ranking: how many verified cells of the folder have no
+/// counts (they are missing from the ranking), and where counts come from; refuses a
+/// folder whose counts model two different machines.
+fn without_counts(folder: &Path, metric: Metric) -> anyhow::Result<String> {
+    let records = latest_by_cell(read_run(folder)?.records.into_iter().map(|l| l.record));
+    crate::runs::run_geometry(folder, records.values())?;
+    let missing = records
+        .values()
+        .filter(|r| crate::runs::lacks_counts(r, metric))
+        .count();
+    Ok(if missing == 0 {
+        String::new()
+    } else {
+        format!(
+            "\n{missing} verified cell{} without counts, missing from the ranking ({}).\n",
+            if missing == 1 { "" } else { "s" },
+            crate::runs::NO_COUNTS
+        )
+    })
+}
+
+fn render(folder: &Path, rankings: &RunRankings, format: Format, metric: Metric) -> String {
     let markdown = format == Format::Markdown;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Ranking of {} ({} workload{}). × best: the geometric mean of an implementation's\n\
-         ratios to the fastest exact one over the cells (a workload at a size) it verified;\n\
-         1.00× is the fastest everywhere. Exact structures are ranked among themselves; one\n\
-         with fewer cells than the most is listed after them, unranked (`–`). Approximate\n\
-         ones, which may fire late, are ranked apart, their lateness beside their speed.",
-        folder.display(),
-        rankings.workloads,
-        if rankings.workloads == 1 { "" } else { "s" }
-    );
+    if metric.is_count() {
+        let _ = writeln!(
+            out,
+            "Ranking of {} ({} workload{}) by {}. × best: the geometric mean of an\n\
+             implementation's ratios to the fewest of any exact one over the cells (a workload\n\
+             at a size) it has counts for; a size whose fewest is 0 is left out. Counts say\n\
+             what a structure did on a simulated machine, exactly; which is faster stays a\n\
+             question for the time (`--metric ns`).",
+            folder.display(),
+            rankings.workloads,
+            if rankings.workloads == 1 { "" } else { "s" },
+            metric.unit()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Ranking of {} ({} workload{}). × best: the geometric mean of an implementation's\n\
+             ratios to the fastest exact one over the cells (a workload at a size) it verified;\n\
+             1.00× is the fastest everywhere. Exact structures are ranked among themselves; one\n\
+             with fewer cells than the most is listed after them, unranked (`–`). Approximate\n\
+             ones, which may fire late, are ranked apart, their lateness beside their speed.",
+            folder.display(),
+            rankings.workloads,
+            if rankings.workloads == 1 { "" } else { "s" }
+        );
+    }
     let overall = &rankings.overall;
     if overall
         .entries
@@ -69,11 +121,23 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format) -> String {
         .chain(&overall.approximate)
         .all(|e| e.geomean.is_none())
     {
-        let _ = writeln!(out, "\nNo cell verified: there is no speed to rank.");
+        if metric.is_count() {
+            let _ = writeln!(
+                out,
+                "\nNo verified cell has counts: there is no count to rank."
+            );
+        } else {
+            let _ = writeln!(out, "\nNo cell verified: there is no speed to rank.");
+        }
         return out;
     }
     section(&mut out, "All workloads", &rankings.overall, markdown);
     for family in &rankings.families {
+        // A family none of whose cells was counted has nothing to rank by a count: the
+        // closing note counts the cells without counts.
+        if metric.is_count() && family.ranking.cells == 0 {
+            continue;
+        }
         // A family of one workload of its own name needs no list.
         let title = if family.workloads == [family.family.as_str()] {
             family.family.clone()

@@ -138,6 +138,7 @@ pub fn record(answer: &Answer, lateness: &LatenessAnswer, workload: &str) -> Liv
         },
         baseline: Spread::default(),
         loaded_baseline: None,
+        others_load: None,
         workload_phase: usage(&lateness.busy),
         idle_phase: usage(&lateness.idle),
         timerfd_rearms: 0,

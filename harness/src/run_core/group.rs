@@ -248,6 +248,7 @@ fn fail(record: CellRecord, status: Status, reason: String) -> CellRecord {
         lateness: None,
         fixed_costs: None,
         counts: None,
+        others_load: None,
         ..record
     }
 }

@@ -368,7 +368,15 @@ fn measure(
             ..settings.clone()
         };
         progress.start_block(block_first);
-        let records = group::measure_block(groups, &settings, &progress);
+        // The block's processes are all waited for when it returns: their CPU is ours,
+        // and what else the machine did over the block is the others'.
+        let window = crate::machine_load::Window::start();
+        let mut records = group::measure_block(groups, &settings, &progress);
+        let others_load = window.end();
+        warn_of_load(others_load.as_ref(), records.iter().flatten());
+        for record in records.iter_mut().flatten() {
+            record.others_load.clone_from(&others_load);
+        }
         progress.finish_block(block_first, records.iter().flatten());
         for record in records.into_iter().flatten() {
             results.append(&record)?;
@@ -380,6 +388,27 @@ fn measure(
     not_ok += measure_engines(args, &engine_cells, &prepared, &cache_folder, results)?;
     progress.done();
     Ok(not_ok)
+}
+
+/// Warns when other processes competed for the cores while a block of cells was measured,
+/// naming its cells (the first and how many more).
+fn warn_of_load<'r>(
+    load: Option<&timerbench_results::load::OthersLoad>,
+    records: impl Iterator<Item = &'r CellRecord>,
+) {
+    let names: Vec<String> = records.map(|r| cell_name(&r.key)).collect();
+    let what = match names.as_slice() {
+        [] => return,
+        [one] => one.clone(),
+        [first, rest @ ..] => format!(
+            "{first} and {} other cell{}",
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    };
+    if let Some(warning) = load.and_then(|l| crate::machine_load::warning(l, &what)) {
+        println!("  {warning}");
+    }
 }
 
 /// The engine cells, after every Rust cell, each with the processes of a Rust cell of its
@@ -450,6 +479,16 @@ fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<Ex
         count(Status::Unsupported),
         count(Status::Skipped)
     );
+    let competed = records
+        .iter()
+        .filter(|r| r.others_load.as_ref().is_some_and(|l| l.competed))
+        .count();
+    if competed > 0 {
+        println!(
+            "warning: {competed} of the cells were measured while other processes competed \
+             for the cores (each record's `others_load`): their times may be inflated"
+        );
+    }
     for record in &failed {
         println!(
             "  {}: {}: {}",

@@ -8,6 +8,7 @@
 
 mod charts;
 mod comparison;
+mod counts;
 mod environment;
 mod file_workload;
 mod format;

@@ -10,7 +10,7 @@ use super::format::{
     self, decimals_for, ns_number, ratio, ratio_class, short_reason, spread_percent, status_badge,
     workload_anchor,
 };
-use super::{Context, charts, file_workload, load};
+use super::{Context, charts, counts, file_workload, load};
 use crate::charts::{Chart, nanoseconds_label};
 use crate::figures::{
     bytes_per_timer, latency, measured_under_load, ns_per_op, process_spread, thousands,
@@ -44,6 +44,8 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
     for workload in &model.workloads {
         let charts = charts::workload_charts(context, workload, drawn)
             .with_context(|| format!("the section of workload {}", workload.name))?;
+        let counts = counts::workload_counts(context, workload, drawn)
+            .with_context(|| format!("the counts of workload {}", workload.name))?;
         let described = match &workload.file {
             Some(file) => file_workload::description(workload, file, drawn)
                 .with_context(|| format!("the shape of workload file {}", workload.name))?,
@@ -54,6 +56,7 @@ pub(super) fn section(context: &Context, drawn: &mut Vec<Chart>) -> anyhow::Resu
                 (described)
                 (table(context, workload))
                 (charts)
+                @if let Some(counts) = counts { (counts) }
             }
         });
     }

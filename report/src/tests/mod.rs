@@ -10,6 +10,7 @@
 //! The report of a real results folder is tested in `tests/fixtures.rs` (a folder of the
 //! previous layout) and in the harness (a fresh `timerbench run`).
 
+mod counts;
 mod engines;
 mod errors;
 mod extras;
@@ -164,6 +165,7 @@ pub(super) fn record(
         conditions: Vec::new(),
         engine: None,
         counts: None,
+        others_load: None,
         fixed_costs: verified.then_some(timerbench_results::FixedCosts {
             idle_advance_ns: 5.0 * (index + 1.0),
             start_stop_ns: 20.0 * (index + 1.0),

@@ -194,6 +194,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let (path, seed) = generate(&args.workload, timers, args.seed, &workloads)?;
         let record = duet_cell(args, &sides, &path, timers, seed)?;
         println!("{}", summary_line(&record));
+        let what = format!("the duet at {timers} timers");
+        if let Some(warning) = record
+            .others_load
+            .as_ref()
+            .and_then(|load| crate::machine_load::warning(load, &what))
+        {
+            println!("{warning}");
+        }
         records.push(record);
     }
     let file = out.join(AB_FILE);
@@ -254,6 +262,8 @@ fn duet_cell(
     seed: u64,
 ) -> anyhow::Result<AbRecord> {
     let until = per_pair(args);
+    // Every pair's processes are waited for before the window ends, so their CPU is ours.
+    let window = crate::machine_load::Window::start();
     let mut solo = None;
     let mut groups: Vec<Vec<f64>> = Vec::new();
     let mut pair_sides: Vec<[AbSide; 2]> = Vec::new();
@@ -271,6 +281,7 @@ fn duet_cell(
         groups.push(ratios(&a_ns, &b_ns));
         pair_sides.push(duet.finish(a_ns, b_ns)?);
     }
+    let others_load = window.end();
     let [a, b] = merge_pairs(pair_sides);
     let ratios: Vec<f64> = groups.concat();
     let median_ratio = crate::stats::median(&ratios);
@@ -295,6 +306,7 @@ fn duet_cell(
         pairs: (args.pairs > 1).then(|| groups.iter().map(|g| g.len() as u32).collect()),
         ratios,
         solo,
+        others_load,
         written_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     })
 }

@@ -4,9 +4,11 @@
 
 use super::lists::{count, describe, heading, list, within_by_size};
 use super::{Comparison, Format, K, MAD_TO_SIGMA, Row, Side, Verdict, WITHIN, markdown_table, ns};
+use crate::runs::{NO_COUNTS, per_line_text};
 use crate::table::Table;
 use std::fmt::Write as _;
 use timerbench_report::thousands;
+use timerbench_results::counts::Metric;
 
 pub(super) fn render(
     comparison: &Comparison,
@@ -22,6 +24,13 @@ pub(super) fn render(
     out.push('\n');
     // The memory column only when the records have the probe (schema 3, later records).
     let with_memory = comparison.rows.iter().any(|r| r.memory.is_some());
+    if comparison.metric.is_count() {
+        let _ = writeln!(
+            out,
+            "Compared by {}: counts per counted line of `timerbench run --counts`.\n",
+            comparison.metric.unit()
+        );
+    }
     out.push_str(&render_table(comparison, with_memory, markdown, colour));
     out.push_str(&render_legend(comparison, with_memory));
     out.push_str(&render_lists(comparison, markdown));
@@ -36,22 +45,34 @@ fn render_table(
     markdown: bool,
     colour: bool,
 ) -> String {
+    let metric = comparison.metric;
+    let (unit_a, unit_b) = (
+        format!(">A {}", metric.unit()),
+        format!(">B {}", metric.unit()),
+    );
     let mut columns = vec![
         "workload",
         ">timers",
         "implementation",
-        ">A ns/op",
-        ">B ns/op",
+        unit_a.as_str(),
+        unit_b.as_str(),
         ">B/A",
     ];
+    if metric.is_count() {
+        columns.push(">B − A");
+    }
     if with_memory {
         columns.push(">memory B/A");
     }
-    columns.push("beyond noise");
+    columns.push(if metric.is_count() {
+        "change"
+    } else {
+        "beyond noise"
+    });
     let cells: Vec<Vec<String>> = comparison
         .rows
         .iter()
-        .map(|row| table_row(row, with_memory, markdown))
+        .map(|row| table_row(row, metric, with_memory, markdown))
         .collect();
     if markdown {
         return markdown_table(&columns, &cells);
@@ -74,8 +95,21 @@ fn render_table(
 }
 
 /// One cell's row of the table.
-fn table_row(row: &Row, with_memory: bool, markdown: bool) -> Vec<String> {
-    let ratio = format!("{:.2}", row.ratio());
+fn table_row(row: &Row, metric: Metric, with_memory: bool, markdown: bool) -> Vec<String> {
+    let count = metric.is_count();
+    // A count's ratio to four places: an exact change of a few instructions must show.
+    let ratio = if count {
+        format!("{:.4}", row.ratio())
+    } else {
+        format!("{:.2}", row.ratio())
+    };
+    let figure = |value: f64| {
+        if count {
+            per_line_text(value, metric)
+        } else {
+            ns(value)
+        }
+    };
     let beyond = matches!(row.verdict, Verdict::Slower | Verdict::Faster);
     let memory = row.memory.map_or(String::new(), |m| format!("{m:.2}"));
     let mut cells = vec![
@@ -88,23 +122,31 @@ fn table_row(row: &Row, with_memory: bool, markdown: bool) -> Vec<String> {
         } else {
             row.key.implementation.clone()
         },
-        ns(row.a),
-        ns(row.b),
+        figure(row.a),
+        figure(row.b),
         if markdown && beyond {
             format!("**{ratio}**")
         } else {
             ratio
         },
     ];
+    if count {
+        cells.push(format!("{:+.4}", row.b - row.a));
+    }
     if with_memory {
         cells.push(memory);
     }
+    let (slower, faster) = if count {
+        ("more", "fewer")
+    } else {
+        ("slower", "faster")
+    };
     cells.push(match row.verdict {
         Verdict::Within => String::new(),
-        Verdict::Slower if markdown => "**slower**".into(),
-        Verdict::Faster if markdown => "**faster**".into(),
-        Verdict::Slower => "slower".into(),
-        Verdict::Faster => "faster".into(),
+        Verdict::Slower if markdown => format!("**{slower}**"),
+        Verdict::Faster if markdown => format!("**{faster}**"),
+        Verdict::Slower => slower.into(),
+        Verdict::Faster => faster.into(),
         Verdict::Unknown => "?".into(),
     });
     cells
@@ -124,7 +166,14 @@ const BETWEEN_RUNS: &str = "The noise is each cell's within its own run: between
 /// What the table's verdicts and memory column mean, for the ones the table shows.
 fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
     let mut out = String::new();
-    if comparison.rows.iter().any(|r| r.verdict != Verdict::Within) {
+    if comparison.metric.is_count() {
+        let _ = writeln!(
+            out,
+            "\nmore, fewer: a count of a deterministic replay on a simulated machine does not \
+             move from run to run, so the noise rule (which is about time) does not apply: \
+             B/A and B − A per line are exact, and any change is a change."
+        );
+    } else if comparison.rows.iter().any(|r| r.verdict != Verdict::Within) {
         let _ = writeln!(
             out,
             "\nslower, faster: B's median differs from A's beyond the noise of the two cells:\n\
@@ -167,8 +216,13 @@ fn render_lists(comparison: &Comparison, markdown: bool) -> String {
     if !comparison.without.is_empty() {
         let _ = writeln!(
             lists,
-            "\n{} (status not ok in A or B): {}",
+            "\n{} (status not ok in A or B{}): {}",
             heading("Without figures", markdown),
+            if comparison.metric.is_count() {
+                ", or not counted"
+            } else {
+                ""
+            },
             count(comparison.without.len())
         );
         for (key, status_a, status_b) in &comparison.without {
@@ -180,6 +234,13 @@ fn render_lists(comparison: &Comparison, markdown: bool) -> String {
                 status_a,
                 status_b
             );
+        }
+        if comparison
+            .without
+            .iter()
+            .any(|(_, a, b)| a.contains("without counts") || b.contains("without counts"))
+        {
+            let _ = writeln!(lists, "{NO_COUNTS}");
         }
     }
     lists

@@ -12,12 +12,13 @@
 //! the interval `(m_B/m_A) · exp(±t · se)`. A side with one run gives no interval, and
 //! its row never says "differs".
 
-use crate::runs::{combined_cells, read_cells};
+use crate::runs::{NO_COUNTS, combined_cells, per_line_text, read_runs_by};
 use crate::stats::{Combined, t_975};
 use crate::table::{Format, table};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use timerbench_results::counts::Metric;
 
 /// The band of the closing count of cells whose means agree.
 const WITHIN: f64 = 0.05;
@@ -51,15 +52,18 @@ pub fn verdict(interval: Option<[f64; 2]>) -> &'static str {
     }
 }
 
-/// Compares the runs `a` with the runs `b`.
-pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitCode> {
-    let read = |folders: &[PathBuf]| {
-        folders
-            .iter()
-            .map(|folder| read_cells(folder))
-            .collect::<anyhow::Result<Vec<_>>>()
-    };
-    let (runs_a, runs_b) = (read(a)?, read(b)?);
+/// Compares the runs `a` with the runs `b` in `metric`. With a count, the runs of a side
+/// agree exactly, so the interval is the ratio itself and any change "differs".
+pub fn run(
+    a: &[PathBuf],
+    b: &[PathBuf],
+    format: Format,
+    metric: Metric,
+) -> anyhow::Result<ExitCode> {
+    let both: Vec<PathBuf> = a.iter().chain(b).cloned().collect();
+    let mut runs = read_runs_by(&both, metric)?;
+    let runs_b = runs.split_off(a.len());
+    let runs_a = runs;
     let (cells_a, cells_b) = (combined_cells(&runs_a), combined_cells(&runs_b));
     let mut rows = Vec::new();
     let mut differs = 0;
@@ -68,7 +72,18 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
         let Some(side_b) = cells_b.get(key) else {
             continue;
         };
-        let interval = ratio_interval(*side_a, *side_b);
+        // A count does not vary between runs of one binary: its ratio is exact even from
+        // one run a side (and 0 against 0 is no change).
+        let interval = if metric.is_count() {
+            let ratio = if side_a.mean == side_b.mean {
+                1.0
+            } else {
+                side_b.mean / side_a.mean
+            };
+            Some([ratio, ratio])
+        } else {
+            ratio_interval(*side_a, *side_b)
+        };
         let word = verdict(interval);
         differs += usize::from(word.starts_with("differs"));
         within += usize::from((side_b.mean / side_a.mean - 1.0).abs() <= WITHIN);
@@ -77,8 +92,8 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
             key.timers.to_string(),
             key.implementation.clone(),
             format!("{}/{}", side_a.runs, side_b.runs),
-            format!("{:.2}", side_a.mean),
-            format!("{:.2}", side_b.mean),
+            per_line_text(side_a.mean, metric),
+            per_line_text(side_b.mean, metric),
             format!("{:.3}", side_b.mean / side_a.mean),
             interval.map_or("none".to_string(), |[low, high]| {
                 format!("{low:.3} to {high:.3}")
@@ -87,15 +102,22 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
         ]);
     }
     if rows.is_empty() {
+        if metric.is_count() {
+            bail!("--metric {metric}: the two sides share no cell with counts ({NO_COUNTS})");
+        }
         bail!("the two sides share no cell with figures");
     }
+    let (unit_a, unit_b) = (
+        format!(">A {}", metric.unit()),
+        format!(">B {}", metric.unit()),
+    );
     let header = [
         "workload",
         ">timers",
         "implementation",
         ">runs A/B",
-        ">A ns/op",
-        ">B ns/op",
+        unit_a.as_str(),
+        unit_b.as_str(),
         ">B/A",
         ">95% interval",
         "verdict",
@@ -106,6 +128,16 @@ pub fn run(a: &[PathBuf], b: &[PathBuf], format: Format) -> anyhow::Result<ExitC
         "\n{differs} of {total} cells differ: their interval of B/A (runs as the top level) excludes 1."
     );
     println!("{within} of {total} cells within ±5% (the ratio of the means).");
+    if metric.is_count() {
+        println!(
+            "{metric} is a count of a deterministic replay: the runs of one binary agree \
+             exactly, so any change differs."
+        );
+    }
+    let without: usize = runs_a.iter().chain(&runs_b).map(|r| r.without_counts).sum();
+    if without > 0 {
+        println!("{without} verified cells of the runs without counts, left out ({NO_COUNTS}).");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

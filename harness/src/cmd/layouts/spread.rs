@@ -184,6 +184,8 @@ mod tests {
                 .iter()
                 .map(|&(w, i, median)| (key(w, i), median))
                 .collect(),
+            geometry: None,
+            without_counts: 0,
         }
     }
 
