@@ -29,7 +29,9 @@ pub struct Args {
     #[arg(long = "impl", value_name = "NAME[:KEY=VALUE,...]", value_parser = Variant::parse)]
     implementations: Vec<Variant>,
     /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
-    /// `go-runtime`, Go's netpoller and timers (docs/live.md). Built from `engines/`;
+    /// `go-runtime`, Go's netpoller and timers; `tokio-current-thread`,
+    /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap
+    /// (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
@@ -104,7 +106,8 @@ pub struct Args {
     /// strategy and netty-wheel:tick=10 ticking; fails unless every run verifies with no
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
     /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
-    /// ticking, polling-scan scanning once a second, and Go's server (about 20 s).
+    /// ticking, polling-scan scanning once a second, and every engine's server (Go's,
+    /// tokio's, libuv's; about a minute, most of it building them).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,
@@ -159,10 +162,14 @@ impl Args {
         }
     }
 
-    /// The engines' servers to run: --engine's, or Go's in the TCP smoke.
+    /// The engines' servers to run: --engine's, or every live one in the TCP smoke.
     fn engines(&self) -> Vec<String> {
         match (self.smoke, self.tcp) {
-            (true, true) => vec![live_tcp::GO_ENGINE.to_string()],
+            (true, true) => crate::engines::ENGINES
+                .iter()
+                .filter(|e| e.live)
+                .map(|e| e.name.to_string())
+                .collect(),
             (true, false) => Vec::new(),
             _ => self.engines.clone(),
         }

@@ -19,6 +19,7 @@ const FAKE: Engine = Engine {
     lateness: false,
     ticked: false,
     live: false,
+    requests: true,
 };
 
 const QUICK: Sampling = Sampling {

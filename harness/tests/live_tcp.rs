@@ -218,10 +218,18 @@ fn bad_tcp_flags_and_limits_are_one_message_before_anything_runs() {
 /// The TCP smoke's workload (500 connections, a 1 s timeout, 2,000 keepalives a second, a
 /// fifth of them silent) for 2 s, with Go's server alone (`--engine` and no `--impl`).
 fn go_run(folder: &Path, path: Option<&Path>) -> std::process::Output {
+    engines_run(folder, &["go-runtime"], path)
+}
+
+/// The TCP smoke's workload with the `engines`' servers alone.
+fn engines_run(folder: &Path, engines: &[&str], path: Option<&Path>) -> std::process::Output {
     let build = folder.join("build");
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_timerbench"));
+    command.args(["live", "--tcp", "--timers", "500"]);
+    for engine in engines {
+        command.args(["--engine", engine]);
+    }
     command
-        .args(["live", "--tcp", "--engine", "go-runtime", "--timers", "500"])
         .args(["--param", "timeout=1000", "--param", "rate=2000"])
         .args(["--param", "idle=0.2", "--duration", "2s", "--idle", "200ms"])
         .args(["--out", "out", "--build-dir"])
@@ -267,6 +275,114 @@ fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() 
     assert!(record.workload_phase.cpu_ns > 0 && tcp.server_peak_rss_bytes > 0);
 }
 
+/// What every engine server's record of the smoke's workload holds: verified, none closed
+/// wrongly, the silent fifth closed on its timers, every figure accounted for.
+fn assert_smoke_record_holds(record: &LiveRecord) {
+    let name = &record.implementation;
+    assert_eq!(record.status, "verified", "{name}: {:?}", record.reasons);
+    assert_eq!(record.wait, "runtime");
+    let tcp = record.tcp.as_ref().expect("a TCP record");
+    assert_eq!(tcp.connections, 500);
+    assert_eq!(tcp.closed_wrongly, 0, "{name}");
+    assert_eq!(tcp.client_exit, None, "{name}");
+    assert!(
+        tcp.received > 0 && tcp.received <= tcp.client_sent,
+        "{name}: {tcp:?}"
+    );
+    assert!(tcp.closed >= 100, "{name}: {tcp:?}");
+    assert_eq!(tcp.closed + tcp.open_at_end + tcp.closed_by_client, 500);
+    assert_eq!(tcp.close_lateness.count, tcp.closed);
+    assert_eq!(record.lateness.early, 0, "{name}");
+    assert_eq!(record.firings, tcp.closed + tcp.rearmed);
+    assert_eq!(record.arrivals.applied, tcp.received);
+    assert!(record.workload_phase.cpu_ns > 0 && tcp.server_peak_rss_bytes > 0);
+}
+
+#[test]
+fn tokios_servers_close_the_silent_connections_on_their_sleeps_and_none_wrongly() {
+    let folder = tempfile::tempdir().unwrap();
+    let flavours = ["tokio-current-thread", "tokio-multi-thread"];
+    let output = engines_run(folder.path(), &flavours, None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(names, flavours, "tokio's servers alone, in table order");
+    for (record, flavour) in records.iter().zip(["current_thread", "multi_thread"]) {
+        assert_smoke_record_holds(record);
+        let engine = record.engine.as_ref().expect("an engine's record");
+        assert_eq!(engine.runtime, "tokio");
+        assert!(engine.server.contains("Sleep"), "{engine:?}");
+        assert!(
+            engine.runtime_flags.contains(&format!("flavor={flavour}")),
+            "{engine:?}"
+        );
+    }
+}
+
+/// Whether libuv's server can be built here: `cc` and `pkg-config libuv`.
+fn libuv_here() -> bool {
+    timerbench::engines::build::on_path("cc")
+        && std::process::Command::new("pkg-config")
+            .args(["--exists", "libuv"])
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn libuvs_server_closes_the_silent_connections_on_its_timers_and_none_wrongly() {
+    if !libuv_here() {
+        eprintln!("skipped: no libuv here (apt-get install libuv1-dev pkg-config gcc)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["libuv"], None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    assert_eq!(records.len(), 1, "libuv's server alone");
+    assert_smoke_record_holds(&records[0]);
+    let engine = records[0].engine.as_ref().expect("an engine's record");
+    assert_eq!(engine.runtime, "libuv");
+    assert!(engine.server.contains("uv_timer_again"), "{engine:?}");
+}
+
+#[test]
+fn without_a_c_compiler_libuvs_server_is_unsupported_with_the_packages() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["libuv"], Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(
+        record.reasons[0].contains("apt-get install libuv1-dev"),
+        "{:?}",
+        record.reasons
+    );
+}
+
+#[test]
+fn a_server_that_does_not_build_is_failed_with_its_builds_last_lines() {
+    let folder = tempfile::tempdir().unwrap();
+    // The engines' sources are `engines/` in the working directory when there is one.
+    let tokio = folder.path().join("engines").join("tokio");
+    std::fs::create_dir_all(&tokio).unwrap();
+    std::fs::write(tokio.join("Cargo.toml"), "[package\nname = \"broken\"\n").unwrap();
+    let output = engines_run(folder.path(), &["tokio-current-thread"], None);
+    let stdout = text(&output.stdout);
+    assert!(
+        !output.status.success(),
+        "a failed server fails the command: {stdout}"
+    );
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "failed");
+    assert!(
+        record.reasons[0].contains("its build failed") && record.reasons[0].contains("Cargo.toml"),
+        "{:?}",
+        record.reasons
+    );
+}
+
 #[test]
 fn without_go_its_server_is_unsupported_with_the_package_and_the_command_succeeds() {
     let folder = tempfile::tempdir().unwrap();
@@ -298,5 +414,20 @@ fn an_engine_without_a_live_server_or_without_tcp_is_one_message() {
     assert_fails_with(&jdk, "--engine jdk-delay-queue: no live keepalive server");
     let no_tcp = timerbench_in(&["live", "--engine", "go-runtime"], folder.path());
     assert_fails_with(&no_tcp, "--tcp");
+    // And the other way round: a live server answers no engine request.
+    let micro = timerbench_in(
+        &[
+            "engine",
+            "--engine",
+            "tokio-current-thread",
+            "--resident",
+            "1",
+        ],
+        folder.path(),
+    );
+    assert_fails_with(
+        &micro,
+        "--engine tokio-current-thread: only a live keepalive server",
+    );
     assert!(!folder.path().join("results").exists());
 }

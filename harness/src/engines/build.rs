@@ -87,6 +87,9 @@ fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     if toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
         return missing(NETTY_COMMON_JAR);
     }
+    if toolchain == Toolchain::Libuv && libuv_flags().is_none() {
+        return missing("libuv (`pkg-config libuv`)");
+    }
     Ok(())
 }
 
@@ -110,6 +113,27 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
                 .env("CGO_ENABLED", "0"),
         ),
         Toolchain::Java => javac(&sources.join("java"), &build.join("java"), None),
+        Toolchain::Libuv => run_build(
+            Command::new("cc")
+                .args(["-O2", "-o"])
+                .arg(absolute(build)?.join("libuv-keepalive"))
+                .arg(sources.join("libuv").join("keepalive.c"))
+                .args(libuv_flags().unwrap_or_default())
+                .arg("-lpthread"),
+        ),
+        Toolchain::Cargo => run_build(
+            Command::new("cargo")
+                .args([
+                    "build",
+                    "--release",
+                    "--locked",
+                    "--quiet",
+                    "--manifest-path",
+                ])
+                .arg(absolute(&sources.join("tokio"))?.join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(absolute(build)?.join("tokio")),
+        ),
         // The JDK engines' classes are already built (`Builder::build`).
         Toolchain::Netty => javac(
             &sources.join("netty"),
@@ -136,7 +160,39 @@ fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>,
         Toolchain::Go => vec![absolute(build)?.join("go-runtime").display().to_string()],
         Toolchain::Java => java(build.join("java").display().to_string(), "Engine"),
         Toolchain::Netty => java(netty_classpath(build), "NettyEngine"),
+        Toolchain::Libuv => vec![
+            absolute(build)?
+                .join("libuv-keepalive")
+                .display()
+                .to_string(),
+        ],
+        // The engine's name picks the runtime's flavour.
+        Toolchain::Cargo => vec![
+            tokio_binary(build)?.display().to_string(),
+            engine.name.to_string(),
+        ],
     })
+}
+
+/// libuv's compiler and linker flags (`pkg-config --cflags --libs libuv`), if it is here.
+fn libuv_flags() -> Option<Vec<String>> {
+    let output = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "libuv"])
+        .output()
+        .ok()?;
+    let flags = String::from_utf8_lossy(&output.stdout);
+    output
+        .status
+        .success()
+        .then(|| flags.split_whitespace().map(String::from).collect())
+}
+
+/// Where `cargo build --release --target-dir BUILD/tokio` puts tokio's server.
+fn tokio_binary(build: &Path) -> Result<PathBuf, NotBuilt> {
+    Ok(absolute(build)?
+        .join("tokio")
+        .join("release")
+        .join("tokio-keepalive"))
 }
 
 /// The JDK engines' classes, Netty's engine's, and Netty's jar.

@@ -17,6 +17,11 @@ pub enum Toolchain {
     Java,
     /// Java and Netty's `netty-common.jar`, Debian's `libnetty-java`.
     Netty,
+    /// A Rust project of its own (`cargo build --release --locked`), outside timerbench's
+    /// workspace: tokio's server.
+    Cargo,
+    /// C (`cc`) and libuv (`pkg-config libuv`), Debian's `libuv1-dev`.
+    Libuv,
 }
 
 /// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
@@ -44,6 +49,8 @@ impl Toolchain {
             Toolchain::Go => "apt-get install golang-go",
             Toolchain::Java => "apt-get install default-jdk-headless",
             Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
+            Toolchain::Cargo => "install Rust's cargo (https://rustup.rs)",
+            Toolchain::Libuv => "apt-get install libuv1-dev pkg-config gcc",
         }
     }
 
@@ -53,6 +60,8 @@ impl Toolchain {
             Toolchain::Shell => &["sh"],
             Toolchain::Go => &["go"],
             Toolchain::Java | Toolchain::Netty => &["javac", "java"],
+            Toolchain::Cargo => &["cargo"],
+            Toolchain::Libuv => &["cc", "pkg-config"],
         }
     }
 }
@@ -76,6 +85,10 @@ pub struct Engine {
     pub ticked: bool,
     /// Whether it has a live keepalive server (`live --tcp --engine`).
     pub live: bool,
+    /// Whether it answers the protocol's requests (the start+stop microbenchmark, a replay,
+    /// `micro lateness`: `engine`, `run --engine`); false for an engine that is only a live
+    /// server, which those commands refuse by name and leave out of their defaults.
+    pub requests: bool,
 }
 
 /// Every engine, in table order.
@@ -88,6 +101,7 @@ pub const ENGINES: &[Engine] = &[
         lateness: false,
         ticked: false,
         live: false,
+        requests: true,
     },
     Engine {
         name: "go-runtime",
@@ -97,6 +111,7 @@ pub const ENGINES: &[Engine] = &[
         lateness: true,
         ticked: false,
         live: true,
+        requests: true,
     },
     Engine {
         name: "jdk-delay-queue",
@@ -106,6 +121,7 @@ pub const ENGINES: &[Engine] = &[
         lateness: false,
         ticked: false,
         live: false,
+        requests: true,
     },
     Engine {
         name: "jdk-priority-queue",
@@ -115,6 +131,7 @@ pub const ENGINES: &[Engine] = &[
         lateness: false,
         ticked: false,
         live: false,
+        requests: true,
     },
     Engine {
         name: "jdk-scheduled-executor",
@@ -124,6 +141,7 @@ pub const ENGINES: &[Engine] = &[
         lateness: true,
         ticked: false,
         live: false,
+        requests: true,
     },
     Engine {
         name: "netty-hashed-wheel",
@@ -133,6 +151,41 @@ pub const ENGINES: &[Engine] = &[
         lateness: true,
         ticked: true,
         live: false,
+        requests: true,
+    },
+    // tokio's keepalive server (engines/tokio): a task per connection, its idle timer a
+    // `Sleep` reset on each keepalive, on a current-thread runtime or a multi-thread one.
+    Engine {
+        name: "tokio-current-thread",
+        toolchain: Toolchain::Cargo,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    Engine {
+        name: "tokio-multi-thread",
+        toolchain: Toolchain::Cargo,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    // libuv's keepalive server (engines/libuv): one loop, a `uv_timer_t` per connection
+    // re-armed with `uv_timer_again` on each keepalive.
+    Engine {
+        name: "libuv",
+        toolchain: Toolchain::Libuv,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
     },
 ];
 
@@ -146,7 +199,8 @@ pub fn names_where(fact: fn(&Engine) -> bool) -> String {
         .join(", ")
 }
 
-/// The engines named, in table order, or all; an unknown name is an error naming the flag.
+/// The engines named, in table order, or all that answer requests; an unknown name, or
+/// an engine that is only a live server, is an error naming the flag.
 pub fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
     if let Some(unknown) = names.iter().find(|n| !ENGINES.iter().any(|e| e.name == *n)) {
         let known: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
@@ -155,9 +209,19 @@ pub fn select(names: &[String]) -> anyhow::Result<Vec<&'static Engine>> {
             known.join(", ")
         );
     }
+    if let Some(server) = names
+        .iter()
+        .find(|n| ENGINES.iter().any(|e| e.name == *n && !e.requests))
+    {
+        anyhow::bail!(
+            "--engine {server}: only a live keepalive server (`timerbench live --tcp --engine \
+             {server}`); the engines that answer here: {}",
+            names_where(|e| e.requests)
+        );
+    }
     Ok(ENGINES
         .iter()
-        .filter(|e| names.is_empty() || names.iter().any(|n| n == e.name))
+        .filter(|e| e.requests && (names.is_empty() || names.iter().any(|n| n == e.name)))
         .collect())
 }
 

@@ -14,9 +14,6 @@ use timerbench_live::api::{self, ClientArgs, EngineConfig, Machine, Schedule, Tc
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
 
-/// The engine with a live keepalive server: Go's (`engines/go/keepalive.go`).
-pub const GO_ENGINE: &str = "go-runtime";
-
 /// Connections by default in the TCP mode: the seed's server.
 pub const DEFAULT_CONNECTIONS: u64 = 100_000;
 

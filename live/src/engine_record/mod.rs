@@ -68,6 +68,14 @@ pub struct EngineResult {
     gc_cycles: u64,
     gc_pause_ns: u64,
     peak_rss_bytes: u64,
+    /// How the server waits and times out, in words; Go's server leaves it out, and the
+    /// record then states Go's ([`GO_SERVER`]). The same for the next two.
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    cpu_of: Option<String>,
+    #[serde(default)]
+    wakeups_of: Option<String>,
 }
 
 /// The engine process's usage over a phase.
@@ -195,9 +203,12 @@ pub fn record(
         runtime: result.runtime.clone(),
         runtime_version: result.runtime_version.clone(),
         runtime_flags: result.runtime_flags.clone(),
-        server: GO_SERVER.into(),
-        cpu_of: GO_CPU.into(),
-        wakeups_of: GO_WAKEUPS.into(),
+        server: result.server.clone().unwrap_or_else(|| GO_SERVER.into()),
+        cpu_of: result.cpu_of.clone().unwrap_or_else(|| GO_CPU.into()),
+        wakeups_of: result
+            .wakeups_of
+            .clone()
+            .unwrap_or_else(|| GO_WAKEUPS.into()),
         gc_cycles: result.gc_cycles,
         gc_pause_ns: result.gc_pause_ns,
         ..LiveEngine::default()

@@ -296,6 +296,9 @@ mod tests {
             gc_cycles: 0,
             gc_pause_ns: 0,
             peak_rss_bytes: 0,
+            server: None,
+            cpu_of: None,
+            wakeups_of: None,
         }
     }
 
