@@ -27,13 +27,8 @@ pub(super) fn run_cell(
 ) -> CellRecord {
     let started = Instant::now();
     let spec = spec_of(cell, workload, sampling, inject_panic);
-    if let Some(reason) = &cell.skip {
-        return failure_record(&spec, Status::Skipped, reason.clone(), 0.0);
-    }
-    if !workload.reach.within(&cell.declared.range) {
-        let reason = refusal(cell, workload);
-        let elapsed = started.elapsed().as_secs_f64();
-        return failure_record(&spec, Status::Unsupported, reason, elapsed);
+    if let Some(record) = left_out(cell, workload, &spec) {
+        return record;
     }
     let before = memory_probe::read();
     let started_unix_ms = unix_ms();
@@ -51,6 +46,25 @@ pub(super) fn run_cell(
         }
         Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
+}
+
+/// The record of a cell that is not to run: skipped by the plan, or a workload beyond the
+/// implementation's declared range (`unsupported`, naming the line); `None` to run it.
+pub(super) fn left_out(
+    cell: &super::Cell,
+    workload: &Prepared,
+    spec: &CellSpec,
+) -> Option<CellRecord> {
+    let started = Instant::now();
+    if let Some(reason) = &cell.skip {
+        return Some(failure_record(spec, Status::Skipped, reason.clone(), 0.0));
+    }
+    if !workload.reach.within(&cell.declared.range) {
+        let reason = refusal(cell, workload);
+        let elapsed = started.elapsed().as_secs_f64();
+        return Some(failure_record(spec, Status::Unsupported, reason, elapsed));
+    }
+    None
 }
 
 /// Now, in milliseconds since the Unix epoch (`None` for a clock set before it).
@@ -144,7 +158,7 @@ fn refusal(cell: &super::Cell, workload: &Prepared) -> String {
 }
 
 /// What the child is told.
-fn spec_of(
+pub(super) fn spec_of(
     cell: &super::Cell,
     workload: &Prepared,
     sampling: Sampling,

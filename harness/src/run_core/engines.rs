@@ -180,6 +180,26 @@ pub(super) fn measure(
     record
 }
 
+/// The record of an engine cell under `--counts`: `unsupported`, since the counts are of
+/// the Rust structures' replay (an engine runs in another runtime, through a protocol
+/// whose exchange Callgrind would count with it).
+pub(super) fn not_counted(cell: &EngineCell, workload: &Prepared) -> CellRecord {
+    let mut record = CellRecord::for_spec(
+        identity(
+            cell.key(),
+            &cell.case.family,
+            &cell.case.spec,
+            cell.generator.clone(),
+            "engine: not counted".to_string(),
+            &workload.reference,
+        ),
+        Status::Unsupported,
+        Some("counts are of Rust structures: an engine's cells are not counted".to_string()),
+    );
+    record.engine = Some(info(cell.engine, None));
+    record
+}
+
 fn run_processes(
     cell: &EngineCell,
     workload: &Prepared,
