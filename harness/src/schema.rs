@@ -70,7 +70,7 @@ pub struct CountedReplay {
     pub lines: u64,
     /// Why the counts are not a verified replay's.
     pub problem: Option<String>,
-    /// The digest of its firings, when it did not verify.
+    /// The digest of its verified replay's firings, or of the replay that did not verify.
     pub digest: Option<String>,
 }
 

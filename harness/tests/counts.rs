@@ -189,3 +189,71 @@ fn the_counted_functions_symbol_is_in_the_binaries() {
         ),
     }
 }
+
+/// `ab --metric instructions`: one build against itself reads exactly no change; two
+/// structures read the difference of their counts, both in one record each in `ab.jsonl`.
+#[test]
+fn ab_with_a_count_metric_states_the_change_exactly() {
+    if !have_valgrind("ab_counts") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ab = |b: &str, out: &str| {
+        let args = [
+            "ab",
+            "--metric",
+            "instructions",
+            "--workload",
+            "hold-exponential",
+            "--timers",
+            "1000",
+            "--a",
+            "binary-heap",
+            "--b",
+            b,
+            "--out",
+            out,
+        ];
+        let output = timerbench(&args, dir.path());
+        assert_succeeded(&output);
+        let line = std::fs::read_to_string(dir.path().join(out).join("ab.jsonl")).unwrap();
+        let record: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+        (text(&output.stdout), record)
+    };
+    let (same_text, same) = ab("binary-heap", "same");
+    assert_eq!(same["metric"], "instructions");
+    assert_eq!(same["median_ratio"], 1.0, "{same}");
+    assert_eq!(same["verdict"], "no change");
+    assert_eq!(same["counts"][0]["totals"], same["counts"][1]["totals"]);
+    assert!(same_text.contains("B - A = +0.000 per line"), "{same_text}");
+    let (_, other) = ab("hashed-wheel", "other");
+    let instructions = |side: usize| {
+        other["counts"][side]["totals"]["instructions"]
+            .as_f64()
+            .unwrap()
+    };
+    let expected = instructions(1) / instructions(0);
+    assert_eq!(other["median_ratio"].as_f64().unwrap(), expected, "{other}");
+    assert_ne!(other["verdict"], "no change");
+}
+
+#[test]
+fn ab_with_a_count_metric_refuses_the_duets_flags_and_an_unknown_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "ab",
+        "--workload",
+        "hold",
+        "--timers",
+        "100",
+        "--a",
+        "btree",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--metric", "instructions", "--pairs", "2"]);
+    assert_fails_with(&timerbench(&args, dir.path()), "--pairs is a duet's");
+    let mut args = base.to_vec();
+    args.extend(["--metric", "cycles"]);
+    assert_fails_with(&timerbench(&args, dir.path()), "unknown metric `cycles`");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}

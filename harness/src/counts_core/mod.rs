@@ -172,6 +172,7 @@ pub fn count_cell(
                     totals,
                     seconds,
                 });
+                record.digest = answer.digest;
                 record
             }
             Some(problem) => {
@@ -254,10 +255,19 @@ fn run_counted(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        return Err(fail(format!(
-            "the counting process (valgrind) ended with {status}: {}",
-            last.trim()
-        )));
+        // A build from before counts has no `counted` mode: say so rather than its words.
+        let older = stderr.contains("bad cell spec") && stderr.contains("counted");
+        return Err(fail(match older {
+            true => format!(
+                "{} cannot count: it predates `timerbench run --counts` (its `cell` has no \
+                 counted mode)",
+                binary.display()
+            ),
+            false => format!(
+                "the counting process (valgrind) ended with {status}: {}",
+                last.trim()
+            ),
+        }));
     }
     let text = String::from_utf8_lossy(&stdout);
     let answer: CountedReplay = serde_json::from_str(text.trim()).map_err(|e| {

@@ -63,7 +63,7 @@ impl QueueVisitor for Counted<'_> {
             Ok(()) => CountedReplay {
                 lines,
                 problem: None,
-                digest: None,
+                digest: Some(verified.summary.digest),
             },
             Err(message) => problem(
                 format!("the counted replay, after a warm-up that verified: {message}"),
