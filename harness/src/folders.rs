@@ -7,9 +7,14 @@ use std::path::{Path, PathBuf};
 /// results folder no earlier run holds (`timerbench reproduce` uses the prefix
 /// `reproduce-`).
 pub fn free_folder(prefix: &str) -> PathBuf {
+    free_folder_with(prefix, "")
+}
+
+/// [`free_folder`] with `suffix` after the revision: `-counts` for a counts run.
+pub fn free_folder_with(prefix: &str, suffix: &str) -> PathBuf {
     let date = chrono::Utc::now().format("%Y-%m-%d");
     let base = format!(
-        "{prefix}{date}-{}-{}",
+        "{prefix}{date}-{}-{}{suffix}",
         environment::host(),
         environment::git_revision()
     );

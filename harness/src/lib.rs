@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod catalog;
 pub mod cell_core;
 pub mod cmd;
+pub mod counts_core;
 pub mod engine_protocol;
 pub mod engines;
 pub mod environment;

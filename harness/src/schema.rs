@@ -45,6 +45,9 @@ pub enum CellMode {
     Full,
     /// Verify, then throughput samples only: answers with a [`SampleSet`].
     Samples,
+    /// Verify, then replay the lines after the fill once inside the counted function, for
+    /// Callgrind to count (`timerbench run --counts`): answers with a [`CountedReplay`].
+    Counted,
 }
 
 impl CellMode {
@@ -53,8 +56,22 @@ impl CellMode {
         match self {
             CellMode::Full => "full",
             CellMode::Samples => "samples",
+            CellMode::Counted => "counted",
         }
     }
+}
+
+/// What a `counted` cell process answers: the lines its counted replay replayed, or why
+/// its counts must not be recorded (it did not verify, or the counted replay disagreed
+/// with the reference).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountedReplay {
+    /// The lines after the fill: what the counts are divided by.
+    pub lines: u64,
+    /// Why the counts are not a verified replay's.
+    pub problem: Option<String>,
+    /// The digest of its verified replay's firings, or of the replay that did not verify.
+    pub digest: Option<String>,
 }
 
 /// What a `samples` cell process answers: its samples, or why it has none, and the

@@ -49,6 +49,16 @@ pub struct AbRecord {
     pub others_load: Option<crate::load::OthersLoad>,
     /// When the record was written (RFC 3339).
     pub written_at: String,
+    /// What was compared: absent for a duet's time (`ns`, the records before counts); a
+    /// count metric (`instructions`, `est-cycles`, ...) when each side was counted once
+    /// under Callgrind (`ab --metric`). Then `counts` holds both sides' counts, `ratios` the
+    /// one exact ratio of their counts per line, `interval` that ratio twice, and
+    /// `duet_ns`, `cores` and `resamples` are not measurements (empty, as given, 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// A's and B's counts, with a count metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<[crate::counts::Counts; 2]>,
 }
 
 /// One side of a duet.

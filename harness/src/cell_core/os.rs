@@ -81,6 +81,24 @@ pub fn tune_allocator() {
     eprintln!("timerbench: note: running with the default allocator settings: {error}");
 }
 
+/// The environment a process started under Valgrind is given so that [`tune_allocator`]
+/// does not re-execute it (that `exec` would leave the tool) and it still runs with the
+/// allocator settings a re-executed process has.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn tuned_environment() -> Vec<(&'static str, String)> {
+    let tunables = match std::env::var("GLIBC_TUNABLES") {
+        Ok(given) if !given.is_empty() => format!("{given}:{GLIBC_TUNABLES}"),
+        _ => GLIBC_TUNABLES.to_string(),
+    };
+    vec![(TUNED, "1".to_string()), ("GLIBC_TUNABLES", tunables)]
+}
+
+/// Elsewhere nothing is re-executed, so nothing is needed.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn tuned_environment() -> Vec<(&'static str, String)> {
+    Vec::new()
+}
+
 /// Elsewhere the allocator is left as it is.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn tune_allocator() {}

@@ -214,6 +214,21 @@ impl<Q: TimerQueue<u64>> Ready<'_, Q> {
     }
 }
 
+/// The name of the one function Callgrind counts inside (`--toggle-collect`): distinctive,
+/// so that the glob `*timerbench_counted_replay*` matches its instances (one per
+/// structure, as it is generic) and nothing else, in a debug or a release build.
+pub const COUNTED_FUNCTION: &str = "timerbench_counted_replay";
+
+/// The counted replay: `drive` of the timed steps with [`Quiet`], as [`Ready::time`] does
+/// without the two clock reads, and nothing else. Never inlined, so that it stays a
+/// function of its own that Callgrind's collection is toggled on at its entry and off at
+/// its return ([`COUNTED_FUNCTION`]): the fill before it and the check and drop after it
+/// are not counted.
+#[inline(never)]
+pub fn timerbench_counted_replay<Q: TimerQueue<u64>>(ready: Ready<'_, Q>) -> Replayed<Q> {
+    ready.observe(&mut Quiet)
+}
+
 /// A timed replay's wall time and what it left.
 pub struct Timed<Q> {
     /// The time of `drive` over the timed steps.

@@ -28,13 +28,8 @@ pub(super) fn run_cell(
 ) -> CellRecord {
     let started = Instant::now();
     let spec = spec_of(cell, workload, sampling, inject_panic);
-    if let Some(reason) = &cell.structure.skip {
-        return failure_record(&spec, Status::Skipped, reason.clone(), 0.0);
-    }
-    if !workload.reach.within(&cell.structure.declared.range) {
-        let reason = refusal(cell.structure, workload);
-        let elapsed = started.elapsed().as_secs_f64();
-        return failure_record(&spec, Status::Unsupported, reason, elapsed);
+    if let Some(record) = left_out(cell, workload, &spec) {
+        return record;
     }
     let before = memory_probe::read();
     let started_unix_ms = unix_ms();
@@ -52,6 +47,25 @@ pub(super) fn run_cell(
         }
         Err((status, reason)) => failure_record(&spec, status, reason, elapsed),
     }
+}
+
+/// The record of a cell that is not to run: skipped by the plan, or a workload beyond the
+/// implementation's declared range (`unsupported`, naming the line); `None` to run it.
+pub(super) fn left_out(
+    cell: StructureCell,
+    workload: &Prepared,
+    spec: &CellSpec,
+) -> Option<CellRecord> {
+    let started = Instant::now();
+    if let Some(reason) = &cell.structure.skip {
+        return Some(failure_record(spec, Status::Skipped, reason.clone(), 0.0));
+    }
+    if !workload.reach.within(&cell.structure.declared.range) {
+        let reason = refusal(cell.structure, workload);
+        let elapsed = started.elapsed().as_secs_f64();
+        return Some(failure_record(spec, Status::Unsupported, reason, elapsed));
+    }
+    None
 }
 
 /// Now, in milliseconds since the Unix epoch (`None` for a clock set before it).
@@ -145,7 +159,7 @@ fn refusal(structure: &Structure, workload: &Prepared) -> String {
 }
 
 /// What the child is told.
-fn spec_of(
+pub(super) fn spec_of(
     StructureCell { cell, structure }: StructureCell,
     workload: &Prepared,
     sampling: Sampling,

@@ -133,6 +133,26 @@ pub(super) fn measure(
     record
 }
 
+/// The record of an engine cell under `--counts`: `unsupported`, since the counts are of
+/// the Rust structures' replay (an engine runs in another runtime, through a protocol
+/// whose exchange Callgrind would count with it).
+pub(super) fn not_counted(cell: &Cell, engine: &'static Engine, workload: &Prepared) -> CellRecord {
+    let mut record = CellRecord::for_spec(
+        identity(
+            cell.key(),
+            &cell.case.family,
+            &cell.case.spec,
+            cell.generator.clone(),
+            "engine: not counted".to_string(),
+            &workload.reference,
+        ),
+        Status::Unsupported,
+        Some("counts are of Rust structures: an engine's cells are not counted".to_string()),
+    );
+    record.engine = Some(info(engine, None));
+    record
+}
+
 /// The cell's processes and its record: one exchange per process ([`exchange`]), their
 /// answers gathered into the `engine` field ([`gathered`]) and their figures
 /// ([`replay_throughput`], [`pair_throughput`]); or, when the cell cannot run or a process

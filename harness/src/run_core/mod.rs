@@ -37,6 +37,7 @@
 
 mod cache;
 mod child;
+mod counts;
 pub(crate) mod engines;
 mod estimate;
 mod files;
@@ -46,9 +47,10 @@ mod plan;
 mod progress;
 mod resume;
 
+use crate::counts_core;
 use crate::engines::Engine;
 use crate::environment;
-use crate::folders::free_folder;
+use crate::folders::{free_folder, free_folder_with};
 use crate::schema::{CellDefinition, CellKey, CellRecord, Status};
 use crate::selection::Selection;
 use anyhow::{Context, bail};
@@ -104,28 +106,33 @@ pub struct Args {
     /// Timed samples per process of a cell (so `--repeat` × `--processes` in all), after
     /// a warm-up replay that also verifies; at most 2 when one replay takes half a second
     /// or more.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(conflicts_with = "counts", long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// The least time one timed sample runs, milliseconds: it repeats the replay until
     /// then, so that a small workload is timed over many replays, not one short reading.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    #[arg(
+        conflicts_with = "counts",
+        long,
+        value_name = "MS",
+        default_value_t = 10
+    )]
     min_sample_ms: u64,
     /// Processes that take each cell's samples (each verifies on its own), interleaved
     /// with the other implementations' in rotating order; the figure is the median over
     /// all their samples, and the spread between processes is recorded.
-    #[arg(long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(conflicts_with = "counts", long, value_name = "P", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     processes: u32,
     /// Processes per cell in the groups of 1M timers or more, in place of --processes: at
     /// that size a whole run moves against another while a cell's processes agree within
     /// a few percent (METHODOLOGY.md, *Processes and extra processes*), so a third process
     /// buys little for the time a 1M replay takes.
-    #[arg(long = "processes-at-1m", value_name = "P", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(conflicts_with = "counts", long = "processes-at-1m", value_name = "P", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     processes_at_1m: u32,
     /// The most processes a cell takes: after the first P, a cell below 1M timers whose
     /// process medians still differ by more than 2% (their MAD over their median) and
     /// whose replay takes under half a second takes more, one round at a time, up to this
     /// many (at least P).
-    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(conflicts_with = "counts", long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_processes: u32,
     /// A study switch, off (0) by default: the groups (one workload at one size) with at
     /// least this many timers are measured last, together: every group's first process,
@@ -133,7 +140,12 @@ pub struct Args {
     /// the whole block rather than a few minutes of it. It made two runs agree no better at
     /// 1M than without it (METHODOLOGY.md, *Between runs at 1M*). A block's records are
     /// written when the whole block is done, so an interrupted run resumes it from its start.
-    #[arg(long, value_name = "TIMERS", default_value_t = 0)]
+    #[arg(
+        conflicts_with = "counts",
+        long,
+        value_name = "TIMERS",
+        default_value_t = 0
+    )]
     spread_from: u64,
     /// The results folder (default: results/<date>-<host>-<git rev>). The workload cache
     /// stays in results/.cache whatever DIR is, shared by every run.
@@ -147,6 +159,28 @@ pub struct Args {
     /// Time limit per cell, seconds.
     #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
+    /// Count instead of time: each cell's lines after the fill replayed once under
+    /// Valgrind's Callgrind (instructions, simulated cache and branch misses per line),
+    /// after a verification; no samples, no latency or memory pass. Deterministic, so
+    /// unmoved by the machine's load; slow (Valgrind), so two cells count at once (--jobs)
+    /// and a cell estimated above --counts-limit is skipped with its estimate.
+    #[arg(long)]
+    counts: bool,
+    /// With --counts: the simulated caches, `I1=SIZE,ASSOC,LINE:D1=...:LL=...` in bytes
+    /// (a level left out keeps the default). Fixed rather than read from this host, so that
+    /// two machines' counts of one build compare; recorded in each record.
+    #[arg(requires = "counts", long, value_name = "LEVELS", default_value = crate::counts_core::DEFAULT_GEOMETRY_TEXT,
+          value_parser = crate::counts_core::parse_geometry)]
+    cache_geometry: timerbench_results::counts::CacheGeometry,
+    /// With --counts: cells counted at once, one process each (default: the CPUs). A
+    /// count does not depend on what else runs, so the cores can be shared.
+    #[arg(requires = "counts", long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
+    /// With --counts: the most seconds a cell's counting may be estimated to take; a cell
+    /// above it is skipped with its estimate, never cut. The default lets the default
+    /// suite's cells up to 100k timers through and skips its 1M ones.
+    #[arg(requires = "counts", long, value_name = "SECONDS", default_value_t = counts::DEFAULT_LIMIT_SECONDS)]
+    counts_limit: u64,
     /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
     #[arg(long, value_name = "CELL", hide = true)]
     inject_panic: Option<String>,
@@ -207,10 +241,22 @@ impl Planned {
             inputs,
             cells,
         } = self;
+        // Valgrind is found and checked before anything is written.
+        let valgrind = match args.counts {
+            true => match counts::check(args)? {
+                Some(valgrind) => Some(valgrind),
+                None => {
+                    eprintln!("timerbench: error: {}", counts_core::NO_VALGRIND);
+                    return Ok(ExitCode::from(counts_core::NO_VALGRIND_EXIT));
+                }
+            },
+            false => None,
+        };
         let folder = match (&args.resume, &args.out) {
             // Checked by `resume::settings_of`.
             (Some(folder), _) => folder.clone(),
             (None, Some(folder)) => folder.clone(),
+            (None, None) if args.counts => free_folder_with("", counts::FOLDER_SUFFIX),
             (None, None) => free_folder(""),
         };
         std::fs::create_dir_all(&folder)
@@ -262,7 +308,8 @@ impl Planned {
             return finish(&folder, &results, 0);
         }
         println!(
-            "timerbench run --suite {}{}: {} cells ({} already done{}), results in {}",
+            "timerbench run{} --suite {}{}: {} cells ({} already done{}), results in {}",
+            if args.counts { " --counts" } else { "" },
             suite_word(args),
             match inputs.len() {
                 0 => String::new(),
@@ -278,7 +325,10 @@ impl Planned {
             },
             folder.display()
         );
-        let not_ok = measure(args, inputs, &todo, &mut results)?;
+        let not_ok = match &valgrind {
+            Some(valgrind) => counts::measure(args, valgrind, inputs, &todo, &mut results)?,
+            None => measure(args, inputs, &todo, &mut results)?,
+        };
         finish(&folder, &results, not_ok)
     }
 }

@@ -16,6 +16,8 @@ pub(super) struct Progress {
     /// Every cell of the run in plan order, as the estimate knows it.
     cells: Vec<CellShape>,
     started: Instant,
+    /// Cells run at once (`run --counts --jobs`): the time left is the cells' time over it.
+    jobs: u32,
     state: Mutex<State>,
 }
 
@@ -47,12 +49,23 @@ impl Progress {
             bar,
             cells,
             started: Instant::now(),
+            jobs: 1,
             state: Mutex::new(State {
                 estimate: Estimate::from_standard_costs(),
                 done: 0,
                 learned: 0,
                 block_started: Instant::now(),
             }),
+        }
+    }
+
+    /// Progress of a counting run (`run --counts`), `jobs` cells at once: its estimate
+    /// learns from its own cells only, since the suite's costs table holds a timed run's.
+    pub(super) fn for_counts(self, jobs: u32) -> Self {
+        self.state().estimate = Estimate::default();
+        Progress {
+            jobs: jobs.max(1),
+            ..self
         }
     }
 
@@ -95,6 +108,10 @@ impl Progress {
     pub(super) fn finish_cell(&self, index: usize, label: &str, record: &CellRecord) {
         let outcome = match (&record.status, &record.throughput) {
             (Status::Ok, Some(t)) => format!("ok, {:.1} ns/op", t.ns_per_op.median),
+            (Status::Ok, None) if record.counts.is_some() => {
+                let per_line = timerbench_results::counts::Metric::Instructions.per_line(record);
+                format!("ok, {:.1} instructions/line", per_line.unwrap_or(f64::NAN))
+            }
             // The whole reason: a skip reason is one sentence, a failure's was cut to an
             // excerpt at a word's end when it was recorded.
             (status, _) => format!("{status:?}: {}", record.reason.as_deref().unwrap_or("")),
@@ -130,10 +147,11 @@ impl Progress {
             .estimate
             .time_left(left, state.block_started.elapsed())
         {
-            Some(left) => format!("~{} left", clock(left)),
+            Some(left) => format!("~{} left", clock(left / self.jobs)),
             None => {
                 let guess =
                     mean_time_left(self.started.elapsed(), state.done, self.cells.len() as u64);
+                // Wall time per cell done: the jobs are in it already.
                 format!("~{} left (first guess)", clock(guess.unwrap_or_default()))
             }
         }

@@ -76,6 +76,15 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
             given.max_processes == recorded.max_processes,
         ),
         ("--timeout", given.timeout == recorded.timeout),
+        ("--counts", given.counts == recorded.counts),
+        (
+            "--cache-geometry",
+            given.cache_geometry == recorded.cache_geometry,
+        ),
+        (
+            "--counts-limit",
+            given.counts_limit == recorded.counts_limit,
+        ),
     ];
     for (flag, agrees) in agreements {
         if !agrees && flags.iter().any(|f| f == flag) {
@@ -90,6 +99,8 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         resume: given.resume.clone(),
         out: None,
         inject_panic: given.inject_panic.clone(),
+        // How many count at once changes no record: this command's, or the default.
+        jobs: given.jobs,
         ..recorded
     })
 }

@@ -18,6 +18,7 @@ pub mod side;
 pub mod verdict;
 
 mod build;
+mod counted;
 mod duet;
 
 use anyhow::{Context, bail};
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use timerbench_impls::Variant;
 use timerbench_results::ab::{AB_FILE, AbRecord, AbSide, AbSolo};
+use timerbench_results::counts::Metric;
 use timerbench_workloads::families::{self, GenSpec};
 use timerbench_workloads::suite::{LEVELS, SuiteFile};
 use timerbench_workloads::writer;
@@ -108,6 +110,17 @@ pub struct Args {
     /// results/ab-<date>-<host>-<git rev>, a new folder, as `run` and `live` choose theirs).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// What to compare: `ns` (the default), the time, as a duet; or a count per line
+    /// (`instructions`, `est-cycles`, `ll-misses`, `d1-misses`, `branch-mispredicts`): each
+    /// side counted once under Callgrind (after it verifies), no duet and no rounds, the
+    /// change stated exactly. A count needs valgrind and both binaries from a revision
+    /// that counts; the duet's flags (--rounds, --pairs, --solo...) are refused beside it.
+    #[arg(long, default_value = "ns", value_parser = |s: &str| s.parse::<Metric>())]
+    metric: Metric,
+    /// With a count metric: the simulated caches, as `run --counts --cache-geometry`.
+    #[arg(long, value_name = "LEVELS", default_value = crate::counts_core::DEFAULT_GEOMETRY_TEXT,
+          value_parser = crate::counts_core::parse_geometry)]
+    cache_geometry: timerbench_results::counts::CacheGeometry,
     /// For studies of the method: B spins this percentage of its own measured replay
     /// time inside every timed replay (sets `TIMERBENCH_AB_SLOWDOWN_PERCENT` for B).
     #[arg(long, hide = true, value_name = "PERCENT", value_parser = parse_margin)]
@@ -151,12 +164,50 @@ fn parse_margin(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The duet's flags, which mean nothing to a count: refused beside a count metric rather
+/// than ignored, since a reader of the command would think they shaped the result.
+const DUET_ONLY: [&str; 8] = [
+    "--rounds",
+    "--min-seconds",
+    "--max-rounds",
+    "--pairs",
+    "--cores",
+    "--solo",
+    "--resamples",
+    "--inject-b-slowdown",
+];
+
 /// Runs the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let b = args.b.clone().unwrap_or_else(|| args.a.clone());
     for (flag, label) in [("--a", &args.a), ("--b", &b)] {
         Variant::parse(label).map_err(|why| anyhow::anyhow!("{flag} {label}: {why}"))?;
     }
+    let given: Vec<String> = std::env::args()
+        .skip(1)
+        .filter_map(|w| w.split('=').next().map(str::to_string))
+        .collect();
+    // Valgrind is found and checked before anything is built or written.
+    let valgrind = if args.metric.is_count() {
+        if let Some(flag) = given.iter().find(|f| DUET_ONLY.contains(&f.as_str())) {
+            bail!(
+                "{flag} is a duet's: --metric {} counts each side once, with no rounds",
+                args.metric
+            );
+        }
+        match crate::counts_core::Valgrind::check(args.cache_geometry)? {
+            Some(valgrind) => Some(valgrind),
+            None => {
+                eprintln!("timerbench: error: {}", crate::counts_core::NO_VALGRIND);
+                return Ok(ExitCode::from(crate::counts_core::NO_VALGRIND_EXIT));
+            }
+        }
+    } else {
+        if given.iter().any(|f| f == "--cache-geometry") {
+            bail!("--cache-geometry needs a count metric (--metric instructions, ...)");
+        }
+        None
+    };
     let this = std::env::current_exe().context("cannot find this binary's path")?;
     let out = args
         .out
@@ -192,16 +243,37 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut records = Vec::new();
     for &timers in &args.timers {
         let (path, seed) = generate(&args.workload, timers, args.seed, &workloads)?;
-        let record = duet_cell(args, &sides, &path, timers, seed)?;
-        println!("{}", summary_line(&record));
-        let what = format!("the duet at {timers} timers");
-        if let Some(warning) = record
-            .others_load
-            .as_ref()
-            .and_then(|load| crate::machine_load::warning(load, &what))
-        {
-            println!("{warning}");
-        }
+        let record = match &valgrind {
+            Some(valgrind) => {
+                let (family, spec) = gen_spec(&args.workload, timers, args.seed);
+                let cell = counted::CountedCell {
+                    workload_name: &args.workload,
+                    family: &family,
+                    spec: &spec,
+                    path: &path,
+                    metric: args.metric,
+                    margin: args.margin / 100.0,
+                    bootstrap_seed: args.bootstrap_seed,
+                    cores: args.cores,
+                };
+                let record = counted::count_sides(valgrind, &sides, &cell)?;
+                println!("{}", counted::summary_line(&record));
+                record
+            }
+            None => {
+                let record = duet_cell(args, &sides, &path, timers, seed)?;
+                println!("{}", summary_line(&record));
+                let what = format!("the duet at {timers} timers");
+                if let Some(warning) = record
+                    .others_load
+                    .as_ref()
+                    .and_then(|load| crate::machine_load::warning(load, &what))
+                {
+                    println!("{warning}");
+                }
+                record
+            }
+        };
         records.push(record);
     }
     let file = out.join(AB_FILE);
@@ -308,6 +380,8 @@ fn duet_cell(
         solo,
         others_load,
         written_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        metric: None,
+        counts: None,
     })
 }
 

@@ -50,10 +50,13 @@
 //! - [`clock`]: the latency pass's clock, its cost, and the comparison of the two clocks;
 //! - `crate::cell_core::os` (beside `cmd/`, shared with `ab` and `cargo bench`): the
 //!   allocator tuning and its re-execution, the `/proc` readers;
-//! - [`diagnostics`]: what `--diagnostics` writes on standard error.
+//! - [`diagnostics`]: what `--diagnostics` writes on standard error;
+//! - `counted`: a `counted` process (`run --counts`, `ab --metric`), which verifies and
+//!   then replays the lines after the fill once inside the function Callgrind counts.
 
 pub mod clock;
 pub mod conditions;
+mod counted;
 pub mod diagnostics;
 mod measure;
 pub mod passes;

@@ -12,6 +12,7 @@
 //! the parent's to record from the status.
 
 use super::clock::compare_clocks;
+use super::counted::measure_counted;
 use super::measure::measure;
 use super::samples::measure_samples;
 use crate::cell_core::os::tune_allocator;
@@ -59,6 +60,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(BAD_SPEC));
         }
     };
+    if spec.mode == CellMode::Counted {
+        // Under Callgrind: the counts are in its out file and do not depend on the CPU or
+        // the load, so the process is neither pinned (two count at once, one per core) nor
+        // calibrated (a kernel that Valgrind would run twenty times slower for nothing).
+        write_line(&measure_counted(&spec)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut conditions = super::conditions::begin(spec.mode.name());
     match spec.mode {
         CellMode::Full => {
@@ -79,6 +87,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             set.conditions = Some(conditions);
             write_line(&set)?;
         }
+        CellMode::Counted => unreachable!("answered above"),
     }
     Ok(ExitCode::SUCCESS)
 }
