@@ -92,7 +92,10 @@ pub(super) fn measure(
             implementation: cell.key().implementation,
             timers: cell.key().timers,
             lines: prepared[&case_id(&cell.case)].reference.operations,
-            skipped: structure.skip.is_some(),
+            // Above the limit a cell is skipped at once: it costs the estimate nothing.
+            skipped: structure.skip.is_some()
+                || estimate_seconds(prepared[&case_id(&cell.case)].reference.operations)
+                    > args.counts_limit as f64,
         })
         .collect();
     let progress = progress::Progress::new(shapes).for_counts(jobs as u32);
@@ -114,8 +117,7 @@ pub(super) fn measure(
             scope.spawn(move || {
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= total || sender.send((index, count_one(index))).is_err()
-                    {
+                    if index >= total || sender.send((index, count_one(index))).is_err() {
                         break;
                     }
                 }
