@@ -29,21 +29,24 @@ use timerbench_workloads::suite::Case;
 pub(super) const FOLDER_SUFFIX: &str = "-counts";
 
 /// Seconds a counting process takes before its first line: Valgrind's start and its
-/// instrumentation of the binary, with the workload's load. Measured once on this
-/// project's 2-core VM (Valgrind 3.19) as the time of a 1k cell, whose replay is a
-/// few thousand lines.
-const START_SECONDS: f64 = 2.0;
+/// instrumentation of the binary, with the workload's load. The smoke suite's quickest
+/// cells counted in just under a second each on this project's 2-core VM (Valgrind 3.19,
+/// a release build, two cells at once).
+const START_SECONDS: f64 = 1.0;
 
 /// Seconds per workload line under Callgrind, both replays together (the verification,
 /// instrumented but not collected, and the counted replay after the fill, with the cache
-/// and branch simulation). Measured once over the smoke suite's cells on the same
-/// machine: the slowest structures' seconds per line, so that an estimate errs long.
-const SECONDS_PER_LINE: f64 = 2.0e-5;
+/// and branch simulation): the median over the smoke suite's cells, counted once on the
+/// same machine, two at once. It is the typical structure's: one that scans or walks
+/// (`polling-scan`, the lists), or a workload whose lines advance many ticks each
+/// (`sparse-tick`), costs up to ten times more per line, and then the estimate errs
+/// short; the cell's `--timeout` still bounds it, recorded `timeout` with its reason.
+const SECONDS_PER_LINE: f64 = 2.0e-4;
 
-/// `--counts-limit`'s default: above the estimate of the default suite's largest 100k
-/// cells, below its 1M ones, which would each count for minutes (and 15 structures times
-/// a dozen workloads of them for hours).
-pub(super) const DEFAULT_LIMIT_SECONDS: u64 = 120;
+/// `--counts-limit`'s default: the default suite's largest 100k cells (keepalive's, under
+/// 800k lines) are estimated below it, its 1M ones (ten times the lines) far above, and
+/// would each count for most of an hour.
+pub(super) const DEFAULT_LIMIT_SECONDS: u64 = 300;
 
 /// The estimated seconds of counting a cell of a workload with `lines` lines.
 pub(super) fn estimate_seconds(lines: u64) -> f64 {
