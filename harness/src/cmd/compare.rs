@@ -96,6 +96,12 @@ pub struct Args {
     /// a change). Runs counted on different simulated machines are refused.
     #[arg(long, default_value_t = Metric::Ns)]
     metric: Metric,
+    /// With a count metric: a change of at most this many percent is not marked (the
+    /// test command's regression check reads counts against its baseline with 1, so that
+    /// a library's code path that differs by machine, say glibc's memcpy, is not read as
+    /// the structure's change). Default 0: any change is marked.
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT")]
+    tolerance: f64,
 }
 
 /// When to colour.
@@ -177,6 +183,17 @@ pub fn judge(a: Figures, b: Figures) -> Verdict {
     }
 }
 
+/// A count's rule: exact, so any change beyond `tolerance` (a fraction) is one.
+fn judge_count(a: f64, b: f64, tolerance: f64) -> Verdict {
+    if (b / a - 1.0).abs() <= tolerance || a == b {
+        Verdict::Within
+    } else if b > a {
+        Verdict::Slower
+    } else {
+        Verdict::Faster
+    }
+}
+
 /// One row of the table.
 struct Row {
     key: CellKey,
@@ -210,6 +227,8 @@ struct Comparison {
     without: Vec<(CellKey, &'static str, &'static str)>,
     /// What the figures are.
     metric: Metric,
+    /// With a count metric, the change (a fraction) up to which a row is not marked.
+    tolerance: f64,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -246,6 +265,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         only_b: Vec::new(),
         without: Vec::new(),
         metric,
+        tolerance: args.tolerance / 100.0,
     };
     for key in &a.order {
         let record_a = &a.records[key];
@@ -261,7 +281,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 key: key.clone(),
                 a: fa.median,
                 b: fb.median,
-                verdict: judge(fa, fb),
+                verdict: if metric.is_count() {
+                    judge_count(fa.median, fb.median, comparison.tolerance)
+                } else {
+                    judge(fa, fb)
+                },
                 // The memory probe explains a time, not a count.
                 memory: cell_memory_probe(record_a)
                     .zip(cell_memory_probe(record_b))
@@ -391,6 +415,14 @@ mod tests {
             judge(cell(10.0, Some(0.0)), cell(10.0, Some(0.0))),
             Verdict::Within
         );
+    }
+
+    #[test]
+    fn a_count_change_is_marked_beyond_the_tolerance_only() {
+        assert_eq!(judge_count(100.0, 100.0, 0.0), Verdict::Within);
+        assert_eq!(judge_count(100.0, 100.5, 0.0), Verdict::Slower);
+        assert_eq!(judge_count(100.0, 100.5, 0.01), Verdict::Within);
+        assert_eq!(judge_count(100.0, 98.0, 0.01), Verdict::Faster);
     }
 
     #[test]

@@ -167,11 +167,19 @@ const BETWEEN_RUNS: &str = "The noise is each cell's within its own run: between
 fn render_legend(comparison: &Comparison, with_memory: bool) -> String {
     let mut out = String::new();
     if comparison.metric.is_count() {
+        let marked = if comparison.tolerance > 0.0 {
+            format!(
+                "a change beyond ±{}% is marked (--tolerance)",
+                100.0 * comparison.tolerance
+            )
+        } else {
+            "any change is a change".to_string()
+        };
         let _ = writeln!(
             out,
             "\nmore, fewer: a count of a deterministic replay on a simulated machine does not \
              move from run to run, so the noise rule (which is about time) does not apply: \
-             B/A and B − A per line are exact, and any change is a change."
+             B/A and B − A per line are exact, and {marked}."
         );
     } else if comparison.rows.iter().any(|r| r.verdict != Verdict::Within) {
         let _ = writeln!(
