@@ -11,7 +11,7 @@
 //! The time read is the ns per line after the fill (the record's `ns_per_op_after_fill`),
 //! since the counts are of those lines and not of the fill.
 
-use crate::stats::{ranks, spearman};
+use crate::stats::{median, ranks, spearman};
 use crate::table::{Format, table};
 use anyhow::{Context, bail};
 use std::collections::BTreeMap;
@@ -97,21 +97,44 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(timers, pairs)| {
             let (ns, count): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| (p.ns, p.count)).unzip();
+            let within = within_workloads(pairs);
             vec![
                 timers.to_string(),
                 pairs.len().to_string(),
                 format!("{:.3}", spearman(&ns, &count)),
+                within.len().to_string(),
+                format!("{:.3}", median(&within)),
+                format!(
+                    "{:.3}",
+                    within.iter().copied().fold(f64::INFINITY, f64::min)
+                ),
             ]
         })
         .collect();
     println!(
         "\n{}",
-        table(&["timers", "cells", "Spearman ρ"], rows, args.format)
+        table(
+            &[
+                "timers",
+                "cells",
+                "ρ over all cells",
+                "workloads",
+                "ρ within a workload: median",
+                "lowest"
+            ],
+            rows,
+            args.format
+        )
+    );
+    println!(
+        "\nOver all cells, the workloads' own costs (a few lines against many ticks) order \
+         most of the pairs; within a workload, ρ is how far the count ranks the structures \
+         as the time does."
     );
     for (timers, pairs) in &by_size {
         println!(
-            "\nAt {timers} timers, the cells whose ranks differ most (rank 1: the fastest, the \
-             fewest):\n\n{}",
+            "\nAt {timers} timers, the cells whose ranks among their workload's structures \
+             differ most (rank 1: the fastest, the fewest):\n\n{}",
             table(
                 &[
                     "cell",
@@ -126,6 +149,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Spearman's ρ between time and count over the structures of each workload (of three
+/// structures or more, where an order means something).
+fn within_workloads(pairs: &[Pair]) -> Vec<f64> {
+    let mut by_workload: BTreeMap<&str, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for pair in pairs {
+        let (ns, count) = by_workload.entry(&pair.key.workload).or_default();
+        ns.push(pair.ns);
+        count.push(pair.count);
+    }
+    by_workload
+        .values()
+        .filter(|(ns, _)| ns.len() >= 3)
+        .map(|(ns, count)| spearman(ns, count))
+        .filter(|rho| rho.is_finite())
+        .collect()
 }
 
 /// The latest record of each cell of the run in `folder`.
@@ -150,11 +190,24 @@ fn ns_after_fill(record: &CellRecord) -> Option<f64> {
     (ns.is_finite() && ns > 0.0).then_some(ns)
 }
 
-/// The rows of the `worst` cells of `pairs` whose rank by time and rank by count differ
-/// most (ties by the larger time first, then by name, so that the list is stable).
+/// The rows of the `worst` cells of `pairs` whose rank by time and rank by count among
+/// their workload's structures differ most (ties by the larger time first, then by name,
+/// so that the list is stable).
 fn disagreeing(pairs: &[Pair], worst: usize) -> Vec<Vec<String>> {
-    let by_time = ranks(&pairs.iter().map(|p| p.ns).collect::<Vec<_>>());
-    let by_count = ranks(&pairs.iter().map(|p| p.count).collect::<Vec<_>>());
+    let mut by_time = vec![0.0; pairs.len()];
+    let mut by_count = vec![0.0; pairs.len()];
+    let mut workloads: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, pair) in pairs.iter().enumerate() {
+        workloads.entry(&pair.key.workload).or_default().push(i);
+    }
+    for members in workloads.values() {
+        let time = ranks(&members.iter().map(|&i| pairs[i].ns).collect::<Vec<_>>());
+        let count = ranks(&members.iter().map(|&i| pairs[i].count).collect::<Vec<_>>());
+        for (j, &i) in members.iter().enumerate() {
+            by_time[i] = time[j];
+            by_count[i] = count[j];
+        }
+    }
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by(|&a, &b| {
         let gap = |i: usize| (by_time[i] - by_count[i]).abs();
@@ -171,9 +224,9 @@ fn disagreeing(pairs: &[Pair], worst: usize) -> Vec<Vec<String>> {
             vec![
                 format!("{} {}", p.key.workload, p.key.implementation),
                 format!("{:.1}", p.ns),
-                format!("{:.0}", by_time[i]),
+                format!("{:.1}", by_time[i]),
                 format!("{:.1}", p.count),
-                format!("{:.0}", by_count[i]),
+                format!("{:.1}", by_count[i]),
             ]
         })
         .collect()
