@@ -55,11 +55,9 @@
 //!
 //! # Suite limit
 //!
-//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)). Each lane of a search is a
-//! dependent cache miss once the list outgrows the caches, so at 1M a replay takes seconds
-//! on most families, and its eight 1M cells were about a sixth of the default suite's time
-//! (docs/evidence/2026-11-29-main-job-time.md) to show what its 100k cells already show:
-//! the slowest exact structure from 100k on. `--timers 1000000` runs it.
+//! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)): each lane of a search is a
+//! dependent miss once the list outgrows the caches, so its 1M cells took a sixth of the
+//! default suite (docs/evidence/2026-11-29-main-job-time.md) to show what 100k shows.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};

@@ -114,6 +114,11 @@ impl Estimate {
 
     /// Learns a finished cell: `seconds` of wall time, every process included.
     pub fn learn(&mut self, cell: &CellShape, seconds: f64) {
+        // A cell left out took no time, whatever the table says its run took: learning it
+        // would read the machine as faster than it is.
+        if cell.skipped {
+            return;
+        }
         if let Some(&expected) = self.table.get(&cell.id()) {
             // Spent's `lines` holds the table's seconds here: the speed is a ratio of two
             // sums of seconds, as a cost per line is of seconds and lines.
@@ -217,12 +222,14 @@ mod tests {
         // The heap took three times the table's: so will the wheel.
         estimate.learn(&cell("heap", 1000, 5), 6.0);
         assert_eq!(estimate.predict(&cell("wheel", 1000, 5)), Some(30.0));
-        // A cell left out costs nothing.
+        // A cell left out costs nothing, and teaches nothing of the machine's speed.
         let skipped = CellShape {
             skipped: true,
             ..cell("wheel", 1000, 5)
         };
         assert_eq!(estimate.predict(&skipped), Some(0.0));
+        estimate.learn(&skipped, 0.0);
+        assert_eq!(estimate.predict(&cell("wheel", 1000, 5)), Some(30.0));
     }
 
     #[test]
