@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod catalog;
 pub mod cell_core;
+pub mod child_process;
 pub mod cmd;
 pub mod counts_core;
 pub mod engine_protocol;

@@ -369,8 +369,7 @@ impl<V> TimerQueue<V> for SkipListTimers<V> {
     const SUITE_LIMIT: Option<SuiteLimit> = Some(SuiteLimit {
         max_timers: 100_000,
         why: "every lane of a search is a dependent cache miss: at 1M a replay takes seconds \
-              on most families, a sixth of the default suite's time, for what its 100k cells \
-              already show",
+              on most families, to show what its 100k cells already show",
     });
 
     fn with_capacity(capacity: usize) -> Self {

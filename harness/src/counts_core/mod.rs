@@ -16,9 +16,10 @@ pub mod callgrind;
 
 use crate::cell_core::os;
 use crate::cell_core::timed::COUNTED_FUNCTION;
+use crate::child_process::{drain, wait_with_limit};
 use crate::schema::{CellMode, CellRecord, CellSpec, CountedReplay, Status};
 use anyhow::{Context, bail};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -228,19 +229,7 @@ fn run_counted(
     }
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break child.wait().ok(),
-        }
-    };
+    let status = wait_with_limit(&mut child, limit);
     let stdout = stdout.join().unwrap_or_default();
     let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).to_string();
     let Some(status) = status else {
@@ -330,16 +319,6 @@ impl Drop for OutFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
-}
-
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
-    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@
 use super::cache::Prepared;
 use super::memory_probe;
 use super::plan::{Structure, StructureCell};
+use crate::child_process::{drain, wait_with_limit};
 use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, identity, spread};
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use timerbench_workloads::reach::first_beyond;
 
@@ -236,33 +237,6 @@ fn spawn<T: serde::de::DeserializeOwned>(
             excerpt(&text)
         ))
     })
-}
-
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
-    })
-}
-
-/// Waits for `child`, killing it once `limit` has passed; `None` when it was killed.
-fn wait_with_limit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => return child.wait().ok(),
-        }
-    }
 }
 
 /// Why a child ended badly: its signal or exit code, and the panic message if it printed one.

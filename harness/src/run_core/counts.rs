@@ -12,7 +12,6 @@
 use super::cache::case_id;
 use super::cache::{self, Prepared};
 use super::estimate::CellShape;
-use super::files::is_file;
 use super::plan::StructureCell;
 use super::{Args, Cell, cell_name, child, engines, files, progress};
 use crate::counts_core::{Valgrind, count_cell};
@@ -23,7 +22,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 use timerbench_results::Appender;
-use timerbench_workloads::suite::Case;
 
 /// The default folder's suffix: `results/<date>-<host>-<rev>-counts`.
 pub(super) const FOLDER_SUFFIX: &str = "-counts";
@@ -70,19 +68,12 @@ pub(super) fn measure(
     todo: &[&Cell],
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
-    let cases: Vec<&Case> = todo
-        .iter()
-        .map(|cell| &cell.case)
-        .filter(|case| !is_file(case))
-        .collect();
     let structures: Vec<StructureCell> = todo.iter().filter_map(|cell| cell.structure()).collect();
     let engine_cells: Vec<(&Cell, &'static Engine)> = todo
         .iter()
         .filter_map(|cell| Some((*cell, cell.engine()?)))
         .collect();
-    let cache_folder = cache::folder();
-    let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
-    prepared.extend(files::prepare(inputs, &cache_folder)?);
+    let prepared = super::prepare(todo, inputs, &cache::folder())?;
     let binary = std::env::current_exe()?;
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -342,14 +342,8 @@ fn measure(
     todo: &[&Cell],
     results: &mut Appender,
 ) -> anyhow::Result<usize> {
-    let cases: Vec<&Case> = todo
-        .iter()
-        .map(|cell| &cell.case)
-        .filter(|case| !is_file(case))
-        .collect();
     let cache_folder = cache::folder();
-    let mut prepared = cache::prepare_workloads(&cases, &cache_folder)?;
-    prepared.extend(files::prepare(inputs, &cache_folder)?);
+    let prepared = prepare(todo, inputs, &cache_folder)?;
 
     let structures: Vec<StructureCell> = todo.iter().filter_map(|cell| cell.structure()).collect();
     let engine_cells: Vec<(&Cell, &'static Engine)> = todo
@@ -459,6 +453,23 @@ fn warn_of_load<'r>(
     if let Some(warning) = load.and_then(|l| crate::machine_load::warning(l, &what)) {
         println!("  {warning}");
     }
+}
+
+/// The workloads of `todo`'s cells, generated or taken from the cache in `cache_folder`,
+/// and the workload files of `inputs`: by case id.
+fn prepare(
+    todo: &[&Cell],
+    inputs: &[files::FileInput],
+    cache_folder: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, cache::Prepared>> {
+    let cases: Vec<&Case> = todo
+        .iter()
+        .map(|cell| &cell.case)
+        .filter(|case| !is_file(case))
+        .collect();
+    let mut prepared = cache::prepare_workloads(&cases, cache_folder)?;
+    prepared.extend(files::prepare(inputs, cache_folder)?);
+    Ok(prepared)
 }
 
 /// The engine cells, after every Rust cell, each with the processes of a Rust cell of its
