@@ -56,8 +56,8 @@
 //! # Suite limit
 //!
 //! 100k timers ([`SUITE_LIMIT`](TimerQueue::SUITE_LIMIT)): each lane of a search is a
-//! dependent miss once the list outgrows the caches, so its 1M cells took a sixth of the
-//! default suite (docs/evidence/2026-11-29-main-job-time.md) to show what 100k shows.
+//! dependent miss once the list outgrows the caches, so its 1M cells took much of the
+//! default suite's time (METHODOLOGY.md, *The main job's time*) to show what 100k shows.
 
 use crate::arena::{Arena, NIL};
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
