@@ -16,12 +16,11 @@ pub mod callgrind;
 
 use crate::cell_core::os;
 use crate::cell_core::timed::COUNTED_FUNCTION;
-use crate::child_process::{drain, wait_with_limit};
+use crate::child_process::{Ended, run_with_input};
 use crate::schema::{CellMode, CellRecord, CellSpec, CountedReplay, Status};
 use anyhow::{Context, bail};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use timerbench_results::counts::{CacheGeometry, CacheLevel, Counts};
 
@@ -209,10 +208,7 @@ fn run_counted(
         .args(geometry_flags(&valgrind.geometry))
         .arg(format!("--callgrind-out-file={}", out_file.0.display()))
         .arg(binary)
-        .arg("cell")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .arg("cell");
     // The cell re-executes itself to tune the allocator unless told it is tuned; under
     // Valgrind that `exec` would leave the tool. So it is started tuned, with the settings
     // a timed cell runs under.
@@ -220,18 +216,14 @@ fn run_counted(
         command.env(name, value);
     }
     no_address_randomisation(&mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| fail(format!("cannot start valgrind: {e}")))?;
     let input = serde_json::to_vec(spec).expect("specs serialise");
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(&input);
-    }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let status = wait_with_limit(&mut child, limit);
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).to_string();
+    let Ended {
+        status,
+        stdout,
+        stderr,
+    } = run_with_input(&mut command, &input, limit)
+        .map_err(|e| fail(format!("cannot start valgrind: {e}")))?;
+    let stderr = String::from_utf8_lossy(&stderr).to_string();
     let Some(status) = status else {
         return Err((
             Status::Timeout,

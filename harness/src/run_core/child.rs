@@ -5,10 +5,9 @@
 use super::cache::Prepared;
 use super::memory_probe;
 use super::plan::{Structure, StructureCell};
-use crate::child_process::{drain, wait_with_limit};
+use crate::child_process::{Ended, run_with_input};
 use crate::schema::{CellMode, CellRecord, CellSpec, SampleSet, Spread, Status, identity, spread};
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use timerbench_workloads::reach::first_beyond;
 
@@ -200,24 +199,13 @@ fn spawn<T: serde::de::DeserializeOwned>(
     let fail = |reason: String| (Status::Failed, reason);
     let executable =
         std::env::current_exe().map_err(|e| fail(format!("cannot find timerbench itself: {e}")))?;
-    let mut child = Command::new(executable)
-        .arg("cell")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(format!("cannot start the cell process: {e}")))?;
     let input = serde_json::to_vec(spec).expect("specs serialise");
-    if let Some(mut stdin) = child.stdin.take() {
-        // A child that dies at once closes its end; its exit status tells why.
-        let _ = stdin.write_all(&input);
-    }
-    // Drain both pipes on their own threads so a chatty child never blocks on a full pipe.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let status = wait_with_limit(&mut child, limit);
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
+    let Ended {
+        status,
+        stdout,
+        stderr,
+    } = run_with_input(Command::new(executable).arg("cell"), &input, limit)
+        .map_err(|e| fail(format!("cannot start the cell process: {e}")))?;
     let status = match status {
         Some(status) => status,
         None => {
