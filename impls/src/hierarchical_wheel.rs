@@ -87,22 +87,22 @@ use crate::due_list::DueList;
 use crate::wheel_core::{self, BitmapWheel, DIGIT_LEVELS, Entry, SLOTS, SlotAt, fire_list};
 
 /// Bits of the deadline the ring resolves.
-const RING_BITS: u32 = 12;
+pub(crate) const RING_BITS: u32 = 12;
 /// One-tick slots in the ring: every deadline less than this many ticks ahead goes there.
-const RING_SLOTS: usize = 1 << RING_BITS;
+pub(crate) const RING_SLOTS: usize = 1 << RING_BITS;
 /// The 6-bit digit the lowest level above the ring resolves: the ring spans digits 0 and 1.
-const FIRST_LEVEL: usize = RING_BITS as usize / 6;
+pub(crate) const FIRST_LEVEL: usize = RING_BITS as usize / 6;
 /// The ring and the levels above it.
 pub const LEVELS: usize = 1 + DIGIT_LEVELS - FIRST_LEVEL;
 /// Where level `L`'s heads would start if levels `0..FIRST_LEVEL` had some: slot `s` of
 /// level `L` is list `LEVEL_BASE + L * SLOTS + s`, right after the ring's lists.
-const LEVEL_BASE: usize = RING_SLOTS - FIRST_LEVEL * SLOTS;
+pub(crate) const LEVEL_BASE: usize = RING_SLOTS - FIRST_LEVEL * SLOTS;
 /// Lists in the table of heads: the ring's, then the levels'.
-const LISTS: usize = LEVEL_BASE + DIGIT_LEVELS * SLOTS;
+pub(crate) const LISTS: usize = LEVEL_BASE + DIGIT_LEVELS * SLOTS;
 /// The `home` of an entry on the due list.
 const DUE: u32 = LISTS as u32;
 
-mod slots;
+pub(crate) mod slots;
 
 use slots::Slots;
 

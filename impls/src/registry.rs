@@ -326,6 +326,7 @@ mod tests {
         ("hashed-wheel", [1, 1_000, 1_000_000]),
         ("hierarchical-wheel", [1, 1_000, 1_000_000]),
         ("incremental-wheel", [1, 1_000, 1_000_000]),
+        ("dense-wheel", [1, 1_000, 1_000_000]),
         ("kafka-wheel", [1, 1_000, 1_000_000]),
         ("timeout-lists", [1, 1_000, 1_000_000]),
         ("polling-scan", [1, 1_000, 1_000_000]),

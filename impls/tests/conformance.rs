@@ -46,6 +46,10 @@ fn memory_budget(name: &str) -> Option<usize> {
         // entry (about 34 with hashbrown's doubling) beside its 32-byte entry, and the
         // records' Vec sits just past a doubling. 130 measured; one shared delay costs 32.
         "timeout-lists" => Some(136),
+        // A 32-byte entry, a 4-byte item in its slot's chunked array, a link word per 15
+        // items (36.3), the chunks' blocks and the slots' partly filled chunks: the 40
+        // bytes its header states as its bound.
+        "dense-wheel" => Some(40),
         _ => Some(32),
     }
 }

@@ -1,39 +1,55 @@
-//! The ring and the levels of [`super::HierarchicalWheel`]: their list heads, occupancy
-//! bitmaps and the bound that lets a small clock move skip the search. The invariant they
-//! rely on is the wheel's.
+//! The ring and the levels of [`super::HierarchicalWheel`]: their heads, occupancy bitmaps
+//! and the bound that lets a small clock move skip the search. The invariant they rely on
+//! is the wheel's.
+//!
+//! What a slot holds is the wheel's: a list head here, a dense array's tail in
+//! [`crate::dense_wheel`], which keeps the same ring and levels. [`SlotHead`] is all the
+//! bitmaps need to know of it: its empty value, put back when a slot is taken whole.
 
 use super::{LEVEL_BASE, LISTS, RING_SLOTS};
 use crate::arena::NIL;
-use crate::arena_list;
 use crate::contract::Tick;
 use crate::wheel_core::{
     BITS_PER_LEVEL, DIGIT_LEVELS, SLOTS, SlotAt, level_for, slot_for, slot_start,
 };
 
-/// The lists of the ring and the levels, with their occupancy bits.
-pub(super) struct Slots {
-    /// List heads: ring slot `s` at `s`, level `L`'s slot `s` at `LEVEL_BASE + L * SLOTS + s`.
-    pub(super) heads: Box<[u32; LISTS]>,
+/// What a slot of the ring or a level holds, as the bitmaps see it: a value that is
+/// copied out when the slot is taken whole, and the value of an empty slot.
+pub(crate) trait SlotHead: Copy {
+    /// The head of an empty slot.
+    const EMPTY: Self;
+}
+
+/// A list head: the first entry's arena index, `NIL` when the list is empty.
+impl SlotHead for u32 {
+    const EMPTY: Self = NIL;
+}
+
+/// The slots of the ring and the levels, with their occupancy bits.
+pub(crate) struct Slots<H: SlotHead = u32> {
+    /// Heads: ring slot `s` at `s`, level `L`'s slot `s` at `LEVEL_BASE + L * SLOTS + s`.
+    pub(crate) heads: Box<[H; LISTS]>,
     /// Bit `s % 64` of word `s / 64` is set exactly when ring slot `s` is non-empty.
-    pub(super) ring: [u64; RING_SLOTS / 64],
+    pub(crate) ring: [u64; RING_SLOTS / 64],
     /// Bit `w` is set when `ring[w] != 0`, and may stay set after the word empties until a
     /// search passes it: a `stop` then clears one bit and tests nothing.
-    pub(super) ring_words: u64,
+    pub(crate) ring_words: u64,
     /// Per level, bit `s` is set exactly when slot `s` is non-empty (levels below
     /// `FIRST_LEVEL` stay empty).
-    pub(super) occupied: [u64; DIGIT_LEVELS],
+    pub(crate) occupied: [u64; DIGIT_LEVELS],
     /// Bit `L` is set exactly when `occupied[L] != 0`.
-    pub(super) occupied_levels: u16,
+    pub(crate) occupied_levels: u16,
     /// No occupied level slot starts before this tick: the levels' earliest slot start
     /// when they were last searched, lowered by every level filing since (`Tick::MAX` when
     /// they were empty). Stops leave it low, which only costs a search.
     level_bound: Tick,
 }
 
-impl Slots {
-    pub(super) fn new() -> Self {
+impl<H: SlotHead> Slots<H> {
+    /// Every slot empty.
+    pub(crate) fn new() -> Self {
         Slots {
-            heads: Box::new([NIL; LISTS]),
+            heads: Box::new([H::EMPTY; LISTS]),
             ring: [0; RING_SLOTS / 64],
             ring_words: 0,
             occupied: [0; DIGIT_LEVELS],
@@ -44,14 +60,14 @@ impl Slots {
 
     /// Whether a `deadline >= now` goes to the ring: less than the ring's size ahead.
     #[inline]
-    pub(super) fn in_ring(&self, now: Tick, deadline: Tick) -> bool {
+    pub(crate) fn in_ring(&self, now: Tick, deadline: Tick) -> bool {
         deadline - now < RING_SLOTS as Tick
     }
 
     /// The list a `deadline >= now` goes on, marked non-empty: the ring slot of its low 12
     /// bits if it is less than the ring's size ahead, else its level's slot.
     #[inline]
-    pub(super) fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
+    pub(crate) fn claim(&mut self, now: Tick, deadline: Tick) -> u32 {
         if self.in_ring(now, deadline) {
             let slot = deadline as usize & (RING_SLOTS - 1);
             self.ring[slot / 64] |= 1 << (slot % 64);
@@ -80,7 +96,7 @@ impl Slots {
 
     /// Marks list `home` (a ring or level slot) empty.
     #[inline]
-    pub(super) fn clear(&mut self, home: usize) {
+    pub(crate) fn clear(&mut self, home: usize) {
         if home < RING_SLOTS {
             self.ring[home / 64] &= !(1 << (home % 64));
         } else {
@@ -127,7 +143,7 @@ impl Slots {
     /// the ring slot of `now` (and leaves the levels' bound at or below `now`, so the next
     /// answer comes from a search anyway).
     #[inline]
-    pub(super) fn near(&self, now: Tick, to: Tick) -> Option<Option<SlotAt>> {
+    pub(crate) fn near(&self, now: Tick, to: Tick) -> Option<Option<SlotAt>> {
         let last = to as usize & (RING_SLOTS - 1);
         let ahead = to - now;
         if to >= self.level_bound || ahead > (last % 64) as Tick {
@@ -149,7 +165,7 @@ impl Slots {
 
     /// The earliest occupied slot that starts by `to`, seen from `now`.
     #[inline]
-    pub(super) fn due_by(&mut self, now: Tick, to: Tick) -> Option<SlotAt> {
+    pub(crate) fn due_by(&mut self, now: Tick, to: Tick) -> Option<SlotAt> {
         match self.near(now, to) {
             Some(near) => near,
             None => self.earliest(now).filter(|at| at.start <= to),
@@ -162,7 +178,7 @@ impl Slots {
     /// join the ring slot's and fire with them. Records the levels' earliest start as
     /// their bound.
     #[inline]
-    pub(super) fn earliest(&mut self, now: Tick) -> Option<SlotAt> {
+    pub(crate) fn earliest(&mut self, now: Tick) -> Option<SlotAt> {
         let position = now as usize & (RING_SLOTS - 1);
         let ring = self.ring_next(position).map(|slot| SlotAt {
             level: 0,
@@ -188,15 +204,15 @@ impl Slots {
         }
     }
 
-    /// Empties the slot `at` and returns the head of its former list.
+    /// Empties the slot `at` and returns what it held.
     #[inline]
-    pub(super) fn take(&mut self, at: SlotAt) -> u32 {
+    pub(crate) fn take(&mut self, at: SlotAt) -> H {
         let home = if at.level == 0 {
             at.slot
         } else {
             LEVEL_BASE + at.level * SLOTS + at.slot
         };
         self.clear(home);
-        arena_list::take(&mut self.heads[home])
+        std::mem::replace(&mut self.heads[home], H::EMPTY)
     }
 }

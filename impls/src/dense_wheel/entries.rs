@@ -1,0 +1,241 @@
+//! The entries of [`super::DenseWheel`]: a slab of timers addressed by `u32` indices with
+//! a generation per slot, as [`crate::arena::Arena`] is, but in blocks that are never
+//! moved, and with the entry's back-index (its slot and its item's address) in place of
+//! the arena's list link.
+//!
+//! A slot is an enum whose occupied variant stores its generation as a `NonZeroU32`
+//! (occupied generations are odd), so the zero tags the vacant variant and a slot of a
+//! `u64` value costs 32 bytes: generation, slot, item address (4 each), deadline and value
+//! (8 each), 4 of padding.
+//!
+//! # Growth
+//!
+//! Blocks of 1,024 slots (32 KiB of `u64`-valued slots), each a `Vec` allocated at that
+//! capacity once and filled by pushes, never reallocated: growing allocates one block and
+//! copies nothing. The vector of blocks doubles (24 bytes per 1,024 timers: a copy of
+//! 24 KB at a million). Freed slots are reused last in first out, so a `start` after a
+//! firing writes a line the firing just touched.
+
+use crate::arena::NIL;
+use crate::contract::{Tick, TimerId};
+use crate::prefetch::prefetch;
+use std::num::NonZeroU32;
+
+/// `log2` of the slots in a block.
+const BLOCK_BITS: u32 = 10;
+/// Slots in a block.
+pub(crate) const BLOCK: usize = 1 << BLOCK_BITS;
+
+/// A pending timer.
+pub(crate) struct Timer<V> {
+    pub(crate) deadline: Tick,
+    pub(crate) value: V,
+    /// Its slot in the wheel's table of heads, or the wheel's `DUE`.
+    pub(crate) home: u32,
+    /// The address of its item in the slot's array.
+    pub(crate) at: u32,
+}
+
+enum Slot<V> {
+    Occupied {
+        /// Odd, hence never zero: the zero is the niche that tags `Vacant`.
+        generation: NonZeroU32,
+        timer: Timer<V>,
+    },
+    Vacant {
+        /// Even: the next occupant's is one more.
+        generation: u32,
+        next_free: u32,
+    },
+}
+
+/// The timers of a dense wheel. See the module documentation.
+pub(crate) struct Entries<V> {
+    blocks: Vec<Vec<Slot<V>>>,
+    free: u32,
+    /// Slots ever pushed: the next new one is `pushed`.
+    pushed: u32,
+    len: u32,
+}
+
+impl<V> Entries<V> {
+    /// Bytes one slot takes.
+    #[cfg(test)]
+    pub(crate) const SLOT_BYTES: usize = std::mem::size_of::<Slot<V>>();
+
+    /// An empty slab with blocks for `capacity` timers.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Entries {
+            blocks: (0..capacity.div_ceil(BLOCK))
+                .map(|_| Vec::with_capacity(BLOCK))
+                .collect(),
+            free: NIL,
+            pushed: 0,
+            len: 0,
+        }
+    }
+
+    /// Number of pending timers.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn slot(&self, index: u32) -> &Slot<V> {
+        &self.blocks[(index >> BLOCK_BITS) as usize][index as usize & (BLOCK - 1)]
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, index: u32) -> &mut Slot<V> {
+        &mut self.blocks[(index >> BLOCK_BITS) as usize][index as usize & (BLOCK - 1)]
+    }
+
+    /// The index the next [`Entries::occupy`] fills.
+    #[inline]
+    pub(crate) fn vacant(&mut self) -> u32 {
+        if self.free == NIL {
+            self.push_vacant();
+        }
+        self.free
+    }
+
+    /// Pushes one new vacant slot on the empty free list, into the last block, or into a
+    /// new block when that is full. Out of line: only a queue that grows comes here.
+    #[inline(never)]
+    fn push_vacant(&mut self) {
+        let index = self.pushed;
+        assert!(
+            index != NIL,
+            "dense-wheel: more than u32::MAX - 1 pending timers"
+        );
+        let block = (index >> BLOCK_BITS) as usize;
+        if block == self.blocks.len() {
+            self.blocks.push(Vec::with_capacity(BLOCK));
+        }
+        self.blocks[block].push(Slot::Vacant {
+            generation: 0,
+            next_free: NIL,
+        });
+        self.pushed += 1;
+        self.free = index;
+    }
+
+    /// Stores `timer` in the slot [`Entries::vacant`] returned and returns its handle.
+    #[inline]
+    pub(crate) fn occupy(&mut self, index: u32, timer: Timer<V>) -> TimerId {
+        debug_assert_eq!(index, self.free, "occupy the slot vacant() gave");
+        let slot = self.slot_mut(index);
+        let Slot::Vacant {
+            generation,
+            next_free,
+        } = *slot
+        else {
+            unreachable!("the free list only threads vacant slots")
+        };
+        let generation = occupied_generation(generation);
+        *slot = Slot::Occupied { generation, timer };
+        self.free = next_free;
+        self.len += 1;
+        TimerId::from_parts(index, generation.get())
+    }
+
+    /// The index of `id` if it names a pending timer.
+    #[inline]
+    pub(crate) fn resolve(&self, id: TimerId) -> Option<u32> {
+        let index = id.index();
+        if index >= self.pushed {
+            return None;
+        }
+        match self.slot(index) {
+            Slot::Occupied { generation, .. } if generation.get() == id.generation() => Some(index),
+            _ => None,
+        }
+    }
+
+    /// The pending timer at `index`.
+    #[inline]
+    pub(crate) fn get(&self, index: u32) -> &Timer<V> {
+        match self.slot(index) {
+            Slot::Occupied { timer, .. } => timer,
+            Slot::Vacant { .. } => vacant(index),
+        }
+    }
+
+    /// The pending timer at `index`, mutably.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, index: u32) -> &mut Timer<V> {
+        match self.slot_mut(index) {
+            Slot::Occupied { timer, .. } => timer,
+            Slot::Vacant { .. } => vacant(index),
+        }
+    }
+
+    /// Starts loading the line of slot `index` (see [`crate::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, index: u32) {
+        prefetch(self.slot(index));
+    }
+
+    /// Frees the pending timer at `index` and returns its handle and what it held; every
+    /// handle to it goes stale.
+    #[inline]
+    pub(crate) fn remove(&mut self, index: u32) -> (TimerId, Timer<V>) {
+        let free = self.free;
+        let slot = self.slot_mut(index);
+        let generation = match slot {
+            Slot::Occupied { generation, .. } => generation.get(),
+            Slot::Vacant { .. } => vacant(index),
+        };
+        let freed = std::mem::replace(
+            slot,
+            Slot::Vacant {
+                generation: generation.wrapping_add(1),
+                next_free: free,
+            },
+        );
+        self.free = index;
+        self.len -= 1;
+        match freed {
+            Slot::Occupied { timer, .. } => (TimerId::from_parts(index, generation), timer),
+            Slot::Vacant { .. } => unreachable!("checked above"),
+        }
+    }
+
+    /// Gives the pending timer at `index` a new handle, deadline and value, as a removal
+    /// and an insertion would, without moving it; returns the handle and the old value.
+    #[inline]
+    pub(crate) fn reissue(&mut self, index: u32, deadline: Tick, value: V) -> (TimerId, V) {
+        match self.slot_mut(index) {
+            Slot::Occupied { generation, timer } => {
+                *generation = occupied_generation(generation.get().wrapping_add(1));
+                timer.deadline = deadline;
+                let id = TimerId::from_parts(index, generation.get());
+                (id, std::mem::replace(&mut timer.value, value))
+            }
+            Slot::Vacant { .. } => vacant(index),
+        }
+    }
+
+    /// Where each block's slots lie and how many it can hold: a test checks that growth
+    /// never moves or reallocates them.
+    #[cfg(test)]
+    pub(crate) fn block_addresses(&self) -> Vec<(usize, usize)> {
+        self.blocks
+            .iter()
+            .map(|b| (b.as_ptr() as usize, b.capacity()))
+            .collect()
+    }
+}
+
+/// The odd generation that follows the even generation of a vacant slot.
+#[inline]
+fn occupied_generation(vacant_generation: u32) -> NonZeroU32 {
+    NonZeroU32::new(vacant_generation.wrapping_add(1) | 1).expect("odd numbers are non-zero")
+}
+
+#[cold]
+#[track_caller]
+fn vacant(index: u32) -> ! {
+    panic!("dense-wheel entry {index} is vacant: the wheel lost track of a timer")
+}
