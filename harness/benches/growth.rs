@@ -1,9 +1,10 @@
 //! `cargo bench --bench growth`: the latency of every `start` while a queue grows from
-//! nothing to a million timers, for the seven original structures.
+//! nothing to a million timers, for the seven original structures and `dense-wheel`.
 //!
 //! Storage that grows by doubling one `Vec` stalls the `start` that doubles it, copying
 //! everything held (milliseconds at a million timers); storage in segments
-//! (`timerbench_impls::segmented`) should not. For each structure this fills a queue built
+//! (`timerbench_impls::segmented`) should not, nor should `dense-wheel`, whose entries and
+//! slot arrays grow by blocks that are never moved in its default build. For each structure this fills a queue built
 //! with capacity 0 with `N` timers (default 1,000,000) of pseudo-random deadlines, uniform
 //! in `1..=2^24` ticks from a fixed seed, timing every `start` on its own with
 //! `std::time::Instant` into an HdrHistogram, and then does the same with a queue built
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use timerbench_impls::registry::{self, QueueVisitor};
 use timerbench_impls::{TimerQueue, Variant};
 
-/// The seven original structures.
+/// The seven original structures, and `dense-wheel`, built to grow without copying.
 const STRUCTURES: &[&str] = &[
     "btree",
     "binary-heap",
@@ -42,6 +43,7 @@ const STRUCTURES: &[&str] = &[
     "hashed-wheel",
     "hierarchical-wheel",
     "kafka-wheel",
+    "dense-wheel",
 ];
 
 /// Deadlines are uniform in `1..=MAX_DEADLINE` ticks, the clock at 0.
