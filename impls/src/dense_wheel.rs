@@ -66,11 +66,12 @@
 //! Nothing is ever moved to make room. The entries live in blocks of 1,024 slots and the
 //! slot arrays in chunks from blocks of 256; a full block stays where it is and growth
 //! allocates the next one (`dense_wheel/entries.rs`, `dense_wheel/chunks.rs`). So the
-//! worst `start` allocates one block of 32 KiB, untouched until written, and pushes a
-//! pointer onto a vector of blocks, whose doubling copies 24 bytes per 1,024 timers (about
-//! 24 KB at a million). No `start` copies an entry or an item; a cascade moves the items of
-//! the one slot it processes, which is its work, not growth.
-//!
+//! worst `start` allocates and threads one block of 1,024 entries (32 KiB written once),
+//! or allocates one zeroed block of chunks (16 KiB), and pushes a pointer onto a vector of
+//! blocks, whose doubling copies 8 bytes per 1,024 timers (8 KB at a million). No `start`
+//! copies an entry or an item; a cascade moves the items of the one slot it processes,
+//! which is its work, not growth. The test `growing_never_moves_a_block` checks it.
+
 //! # Empty time
 //!
 //! `hierarchical-wheel`'s: one bit per slot, one per ring word and one per level, so
