@@ -137,9 +137,10 @@ pub struct DenseWheel<V> {
 }
 
 impl<V> DenseWheel<V> {
-    /// Appends the timer at `index` with `deadline` to the due array or its slot, and
-    /// writes its back-index. `deadline >= now` outside the due array.
-    #[inline]
+    /// Appends the timer at `index` with `deadline` to the due array or its slot and
+    /// returns its back-index. Inline always: as a call, with its register saves, it was
+    /// a tenth of a `start`'s instructions.
+    #[inline(always)]
     fn file(&mut self, index: u32, deadline: Tick) -> (u32, u32) {
         if deadline <= self.now {
             return self.file_due(index, deadline);
