@@ -9,15 +9,15 @@
 //! fires a slot by chasing `next` pointers: each entry's line must arrive before the next
 //! entry's address is known, so a slot of a thousand entries scattered over a large arena
 //! costs a thousand cache misses one after the other, and a `start` writes the `prev` of a
-//! random slot's old head, another miss (docs/evidence/2026-11-26-fair-fight.md counted
-//! about three last-level misses per line at a million timers on hold, four in five of
-//! them there). Storing each slot as an array of indices, with a back-index in every entry
-//! for O(1) removal, is the layout of the "timer arrays" that packet schedulers and
-//! game-server wheels use when cancellation must stay O(1); here it is applied to the ring
-//! and levels of `hierarchical-wheel` (Varghese and Lauck's Scheme 7 over Linux's `tv1`
-//! and tokio's 64-slot levels: read its header for the geometry), which it shares through
+//! random slot's old head, another miss (docs/evidence/2026-11-26-fair-fight.md, *Item 2*,
+//! counted where a million-timer hold misses the last level: mostly there). The way out
+//! that study proposed, and issue 45 asked for, is this structure: each slot an array of
+//! entry indices, with a back-index in every entry for O(1) removal (the back-index that
+//! `binary-heap` keeps for its eager `stop`), over the ring and levels of
+//! `hierarchical-wheel` (Varghese and Lauck's Scheme 7 over Linux's `tv1` and tokio's
+//! 64-slot levels: read its header for the geometry), which it shares through
 //! `hierarchical_wheel/slots.rs`. A slot's array is read in order, the indices a chunk
-//! ahead are known, and their entries are prefetched ([`crate::prefetch`]) so that many
+//! ahead are known, and their entries are prefetched (`prefetch.rs`) so that many
 //! misses are in flight at once. A `start` touches its slot's tail, which a busy slot keeps
 //! cached, and an entry the last firing freed.
 //!

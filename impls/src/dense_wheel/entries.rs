@@ -182,7 +182,7 @@ impl<V> Entries<V> {
         }
     }
 
-    /// Starts loading the line of slot `index` (see [`crate::prefetch`]).
+    /// Starts loading the line of slot `index` (see `prefetch.rs`).
     #[inline(always)]
     pub(crate) fn prefetch(&self, index: u32) {
         prefetch(self.slot(index));
