@@ -362,6 +362,60 @@ fn without_a_c_compiler_libuvs_server_is_unsupported_with_the_packages() {
 }
 
 #[test]
+fn libevs_servers_close_the_silent_connections_by_either_strategy_and_none_wrongly() {
+    if !(timerbench::engines::build::on_path("cc") && timerbench::engines::build::libev_links()) {
+        eprintln!("skipped: no libev here (apt-get install libev-dev gcc)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let strategies = ["libev-timer-again", "libev-lazy"];
+    let output = engines_run(folder.path(), &strategies, None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(names, strategies, "libev's servers alone, in table order");
+    // Each record names its strategy in its flags and its words, and the loop's backend.
+    let said = [
+        ("strategy=timer-again", "ev_timer_again"),
+        ("strategy=lazy", "strategy 3"),
+    ];
+    for (record, (flag, words)) in records.iter().zip(said) {
+        assert_smoke_record_holds(record);
+        let engine = record.engine.as_ref().expect("an engine's record");
+        assert_eq!(engine.runtime, "libev");
+        assert!(engine.runtime_version.starts_with('4'), "{engine:?}");
+        assert!(
+            engine.runtime_flags.contains(&flag.to_string()),
+            "{engine:?}"
+        );
+        assert!(
+            engine
+                .runtime_flags
+                .iter()
+                .any(|f| f.starts_with("backend=")),
+            "{engine:?}"
+        );
+        assert!(engine.server.contains(words), "{engine:?}");
+    }
+}
+
+#[test]
+fn without_a_c_compiler_libevs_servers_are_unsupported_with_the_package() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["libev-lazy"], Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(
+        record.reasons[0].contains("apt-get install libev-dev"),
+        "{:?}",
+        record.reasons
+    );
+}
+
+#[test]
 fn a_server_that_does_not_build_is_failed_with_its_builds_last_lines() {
     let folder = tempfile::tempdir().unwrap();
     // The engines' sources are `engines/` in the working directory when there is one.

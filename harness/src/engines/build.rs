@@ -90,6 +90,9 @@ fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     if toolchain == Toolchain::Libuv && libuv_flags().is_none() {
         return missing("libuv (`pkg-config libuv`)");
     }
+    if toolchain == Toolchain::Libev && !libev_links() {
+        return missing("libev (`ev.h` and `-lev`)");
+    }
     Ok(())
 }
 
@@ -120,6 +123,13 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
                 .arg(sources.join("libuv").join("keepalive.c"))
                 .args(libuv_flags().unwrap_or_default())
                 .arg("-lpthread"),
+        ),
+        Toolchain::Libev => run_build(
+            Command::new("cc")
+                .args(["-O2", "-o"])
+                .arg(absolute(build)?.join("libev-keepalive"))
+                .arg(sources.join("libev").join("keepalive.c"))
+                .args(["-lev", "-lpthread"]),
         ),
         Toolchain::Cargo => run_build(
             Command::new("cargo")
@@ -166,6 +176,14 @@ fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>,
                 .display()
                 .to_string(),
         ],
+        // The engine's name picks the manual's strategy.
+        Toolchain::Libev => vec![
+            absolute(build)?
+                .join("libev-keepalive")
+                .display()
+                .to_string(),
+            engine.name.to_string(),
+        ],
         // The engine's name picks the runtime's flavour.
         Toolchain::Cargo => vec![
             tokio_binary(build)?.display().to_string(),
@@ -185,6 +203,27 @@ fn libuv_flags() -> Option<Vec<String>> {
         .status
         .success()
         .then(|| flags.split_whitespace().map(String::from).collect())
+}
+
+/// Whether libev's header and library are here: a program that includes `ev.h` and calls
+/// libev compiles and links with `-lev` (Debian's libev has no pkg-config file to ask).
+pub fn libev_links() -> bool {
+    use std::io::Write;
+    const PROBE: &[u8] = b"#include <ev.h>\nint main(void) { return ev_version_major() < 4; }\n";
+    let child = Command::new("cc")
+        .args(["-x", "c", "-", "-o", "/dev/null", "-lev"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return false;
+    };
+    let fed = child
+        .stdin
+        .take()
+        .is_some_and(|mut stdin| stdin.write_all(PROBE).is_ok());
+    child.wait().is_ok_and(|status| status.success()) && fed
 }
 
 /// Where `cargo build --release --target-dir BUILD/tokio` puts tokio's server.

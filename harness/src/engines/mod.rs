@@ -22,6 +22,9 @@ pub enum Toolchain {
     Cargo,
     /// C (`cc`) and libuv (`pkg-config libuv`), Debian's `libuv1-dev`.
     Libuv,
+    /// C (`cc`) and libev (`ev.h`, `-lev`: Debian's has no pkg-config file), Debian's
+    /// `libev-dev`.
+    Libev,
 }
 
 /// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
@@ -51,6 +54,7 @@ impl Toolchain {
             Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
             Toolchain::Cargo => "install Rust's cargo (https://rustup.rs)",
             Toolchain::Libuv => "apt-get install libuv1-dev pkg-config gcc",
+            Toolchain::Libev => "apt-get install libev-dev gcc",
         }
     }
 
@@ -62,6 +66,7 @@ impl Toolchain {
             Toolchain::Java | Toolchain::Netty => &["javac", "java"],
             Toolchain::Cargo => &["cargo"],
             Toolchain::Libuv => &["cc", "pkg-config"],
+            Toolchain::Libev => &["cc"],
         }
     }
 }
@@ -180,6 +185,30 @@ pub const ENGINES: &[Engine] = &[
     Engine {
         name: "libuv",
         toolchain: Toolchain::Libuv,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    // libev's keepalive servers (engines/libev): one loop, an `ev_timer` per connection,
+    // kept by one of the strategies of libev's manual, "Be smart about timeouts": 2, moved
+    // with `ev_timer_again` on each keepalive; 3, left to fire and re-armed lazily against
+    // the last activity.
+    Engine {
+        name: "libev-timer-again",
+        toolchain: Toolchain::Libev,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    Engine {
+        name: "libev-lazy",
+        toolchain: Toolchain::Libev,
         verifies: true,
         replays: false,
         lateness: false,
