@@ -30,7 +30,8 @@ pub struct Args {
     implementations: Vec<Variant>,
     /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
     /// `go-runtime`, Go's netpoller and timers; `tokio-current-thread`,
-    /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap;
+    /// `tokio-multi-thread`, tokio's timer wheel (`tokio-timeout-read`: `timeout` around
+    /// each read); `libuv`, libuv's timer heap;
     /// `libev-timer-again`, `libev-lazy`, libev's timer heap kept by two strategies of its
     /// manual (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.

@@ -299,23 +299,33 @@ fn assert_smoke_record_holds(record: &LiveRecord) {
 }
 
 #[test]
-fn tokios_servers_close_the_silent_connections_on_their_sleeps_and_none_wrongly() {
+fn tokios_servers_close_the_silent_connections_on_their_timers_and_none_wrongly() {
     let folder = tempfile::tempdir().unwrap();
-    let flavours = ["tokio-current-thread", "tokio-multi-thread"];
-    let output = engines_run(folder.path(), &flavours, None);
+    // All three in one run: one build of tokio's program serves them.
+    let servers = [
+        "tokio-current-thread",
+        "tokio-multi-thread",
+        "tokio-timeout-read",
+    ];
+    let output = engines_run(folder.path(), &servers, None);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let records = records(folder.path());
     let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
-    assert_eq!(names, flavours, "tokio's servers alone, in table order");
-    for (record, flavour) in records.iter().zip(["current_thread", "multi_thread"]) {
+    assert_eq!(names, servers, "tokio's servers alone, in table order");
+    // Each record names its flavour and its idle timer, in its flags and its words.
+    let said = [
+        ("current_thread", "sleep-reset", "Sleep pinned"),
+        ("multi_thread", "sleep-reset", "Sleep pinned"),
+        ("current_thread", "timeout-read", "tokio::time::timeout"),
+    ];
+    for (record, (flavour, timer, words)) in records.iter().zip(said) {
         assert_smoke_record_holds(record);
         let engine = record.engine.as_ref().expect("an engine's record");
         assert_eq!(engine.runtime, "tokio");
-        assert!(engine.server.contains("Sleep"), "{engine:?}");
-        assert!(
-            engine.runtime_flags.contains(&format!("flavor={flavour}")),
-            "{engine:?}"
-        );
+        assert!(engine.server.contains(words), "{engine:?}");
+        for flag in [format!("flavor={flavour}"), format!("timer={timer}")] {
+            assert!(engine.runtime_flags.contains(&flag), "{flag}: {engine:?}");
+        }
     }
 }
 

@@ -216,6 +216,19 @@ pub const ENGINES: &[Engine] = &[
         live: true,
         requests: false,
     },
+    // tokio's keepalive server again, its idle timer in the form most tokio code takes:
+    // `tokio::time::timeout` around each read, a new timer per read, on a current-thread
+    // runtime.
+    Engine {
+        name: "tokio-timeout-read",
+        toolchain: Toolchain::Cargo,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
 ];
 
 /// The names of the engines with `fact`, joined by commas (for messages).
