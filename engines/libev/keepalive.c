@@ -483,19 +483,14 @@ static void json_window(const char *name, window_t w) {
            name, w.wall_ns, w.cpu_ns, w.voluntary, w.involuntary);
 }
 
-/* The name of the loop's backend (ev_backend), as libev's flags name them. */
+/* The name of the loop's backend (ev_backend: one EVBACKEND_* bit), as libev names them. */
 static const char *backend_name(unsigned int backend) {
-    switch (backend) {
-    case EVBACKEND_SELECT: return "select";
-    case EVBACKEND_POLL: return "poll";
-    case EVBACKEND_EPOLL: return "epoll";
-    case EVBACKEND_KQUEUE: return "kqueue";
-    case EVBACKEND_DEVPOLL: return "devpoll";
-    case EVBACKEND_PORT: return "port";
-    case 0x40: return "linuxaio";
-    case 0x80: return "iouring";
-    default: return "unknown";
-    }
+    static const char *const names[] = {"select", "poll",    "epoll",    "kqueue",
+                                        "devpoll", "port",   "linuxaio", "iouring"};
+    for (unsigned int bit = 0; bit < sizeof names / sizeof *names; bit++)
+        if (backend == 1u << bit)
+            return names[bit];
+    return "unknown";
 }
 
 static const char *const SERVER_TIMER_AGAIN =

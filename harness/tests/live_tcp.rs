@@ -426,6 +426,29 @@ fn without_a_c_compiler_libevs_servers_are_unsupported_with_the_package() {
 }
 
 #[test]
+fn with_a_compiler_that_finds_no_libev_its_servers_are_unsupported_naming_it() {
+    let folder = tempfile::tempdir().unwrap();
+    // A `cc` that compiles nothing: as a compiler on a machine without libev's header.
+    let bin = tempfile::tempdir().unwrap();
+    let cc = bin.path().join("cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\necho 'fatal error: ev.h: No such file' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = engines_run(folder.path(), &["libev-timer-again"], Some(bin.path()));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    let reason = &record.reasons[0];
+    assert!(
+        reason.contains("ev.h") && reason.contains("apt-get install libev-dev"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn a_server_that_does_not_build_is_failed_with_its_builds_last_lines() {
     let folder = tempfile::tempdir().unwrap();
     // The engines' sources are `engines/` in the working directory when there is one.
