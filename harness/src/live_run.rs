@@ -30,8 +30,8 @@ pub struct Args {
     implementations: Vec<Variant>,
     /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
     /// `go-runtime`, Go's netpoller and timers; `tokio-current-thread`,
-    /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap
-    /// (docs/live.md). Built from `engines/`;
+    /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap;
+    /// `netty-idle-state`, Netty's IdleStateHandler (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
@@ -107,7 +107,7 @@ pub struct Args {
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
     /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
     /// ticking, polling-scan scanning once a second, and every engine's server (Go's,
-    /// tokio's, libuv's; about a minute, most of it building them).
+    /// tokio's, libuv's, Netty's; most of the time goes to building them).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,

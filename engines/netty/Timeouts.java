@@ -1,0 +1,112 @@
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Netty keepalive server's idle timer ({@link NettyKeepalive}): what arms it at tick 0,
+ * what a keepalive does to it, what stops it. Every method but {@link #stop} runs on the
+ * connections' event loop.
+ */
+abstract class Timeouts {
+    /** At the origin word, before tick 0: every connection's fill deadline armed, `origin` being tick 0. */
+    abstract void begin(Connection[] all, long origin);
+
+    /** A keepalive moved the connection's deadline. */
+    abstract void renewed(Connection c);
+
+    /** The connection ended: its timer is no longer wanted. */
+    abstract void ended(Connection c);
+
+    /** The end of the workload phase, off the event loop. */
+    void stop() { }
+
+    /** How the server times out its connections, in words, for the record. */
+    abstract String server();
+
+    /** The timer's settings, for the record's runtime flags. */
+    abstract List<String> flags();
+
+    /** The fill's deadline of `c`, tick 0 being `origin`, or -1 when it has none. */
+    static long fillDeadline(Connection c, long origin) {
+        long ticks = NettyKeepalive.fillTicks[c.slot];
+        return ticks < 0 ? -1 : origin + ticks * NettyKeepalive.tickNs;
+    }
+
+    /**
+     * `netty-idle-state`: IdleStateHandler(readerIdleTime = the timeout) first in each
+     * connection's pipeline, added at tick 0. Netty 4.1's IdleStateHandler keeps one task
+     * per connection on the event loop's scheduled-task queue (a binary heap) and does not
+     * touch it on a read: the read only stamps lastReadTime (at channelReadComplete); when
+     * the task runs it re-checks that stamp, and re-schedules itself for the rest of the
+     * timeout if a read came since, or fires READER_IDLE and re-schedules itself a whole
+     * timeout ahead. A connection's first deadline (the fill's, from a last packet before
+     * tick 0) cannot be given to IdleStateHandler, whose idle time counts from when it is
+     * added: it is a one-shot task on the same queue, cancelled by the first keepalive.
+     */
+    static final class IdleState extends Timeouts {
+        private final long timeoutNs;
+
+        IdleState(long timeoutNs) {
+            this.timeoutNs = timeoutNs;
+        }
+
+        @Override
+        void begin(Connection[] all, long origin) {
+            for (Connection c : all) {
+                long fill = fillDeadline(c, origin);
+                c.deadline = fill;
+                if (fill >= 0) {
+                    // Netty's schedule takes a delay, counted from its own later clock
+                    // reading: the task runs at the deadline or after, never before.
+                    c.fillTask = c.ch.eventLoop().schedule(() -> {
+                        if (c.deadline == fill) {
+                            c.expire();
+                        }
+                    }, fill - System.nanoTime(), TimeUnit.NANOSECONDS);
+                }
+            }
+            // IdleStateHandler's reader idle time counts from tick 0, no earlier than the
+            // fill's deadlines (each at most a timeout after tick 0).
+            all[0].ch.eventLoop().schedule(() -> {
+                for (Connection c : all) {
+                    if (c.how == NettyKeepalive.STILL_OPEN) {
+                        c.ch.pipeline().addFirst("idle",
+                                new IdleStateHandler(timeoutNs, 0, 0, TimeUnit.NANOSECONDS));
+                    }
+                }
+            }, origin - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        void renewed(Connection c) {
+            cancelFill(c); // IdleStateHandler saw the read itself
+        }
+
+        @Override
+        void ended(Connection c) {
+            cancelFill(c);
+        }
+
+        private static void cancelFill(Connection c) {
+            if (c.fillTask != null) {
+                c.fillTask.cancel(false);
+                c.fillTask = null;
+            }
+        }
+
+        @Override
+        String server() {
+            return "one event-loop thread; IdleStateHandler(readerIdleTime = the timeout) in each "
+                    + "connection's pipeline: a task per connection on the event loop's scheduled-task "
+                    + "queue (a binary heap), not cancelled on a read but re-checking the last read time "
+                    + "when it runs and re-scheduling itself for the rest; the fill's deadline a one-shot "
+                    + "task on the same queue; on READER_IDLE a last read of the socket re-arms the "
+                    + "connection if a keepalive was there, else closes it";
+        }
+
+        @Override
+        List<String> flags() {
+            return List.of("reader_idle_ns=" + timeoutNs);
+        }
+    }
+}
