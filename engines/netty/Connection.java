@@ -7,6 +7,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.unix.UnixChannel;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.Timeout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ScheduledFuture;
@@ -39,6 +40,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
     String problem;
     /** The IdleStateHandler server's one-shot task at the fill's deadline. */
     ScheduledFuture<?> fillTask;
+    /** The wheel server's pending timeout. */
+    Timeout timeout;
 
     Connection(SocketChannel ch, Timeouts timeouts) {
         this.ch = ch;

@@ -23,11 +23,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The Netty engines' keepalive servers (docs/live.md, "Netty's servers"): `timerbench live
- * --tcp --engine netty-idle-state`. A ServerBootstrap on one event-loop thread (native
- * epoll when its library loads, else NIO, the transport named in the record) and a handler
- * per connection ({@link Connection}) that reads the keepalives in channelRead; the idle
- * timer ({@link Timeouts}) is Netty's IdleStateHandler on the event loop's scheduled-task
- * queue.
+ * --tcp --engine netty-idle-state` and `--engine netty-hashed-wheel-idle`. Both are a
+ * ServerBootstrap on one event-loop thread (native epoll when its library loads, else NIO,
+ * the transport named in the record) and a handler per connection ({@link Connection}) that
+ * reads the keepalives in channelRead; they differ in the idle timer ({@link Timeouts}):
+ * Netty's IdleStateHandler on the event loop's scheduled-task queue, or one
+ * HashedWheelTimer for every connection.
  *
  * It speaks the protocol of the Go server (engines/go/keepalive.go): on stdin, u64
  * little-endian words: the fill's count and (connection, delay in ticks) pairs, the
@@ -102,6 +103,7 @@ public final class NettyKeepalive {
         readTables(stdin);
         Timeouts timeouts = switch (args[0]) {
             case "netty-idle-state" -> new Timeouts.IdleState(commonTimeoutNs());
+            case "netty-hashed-wheel-idle" -> new Timeouts.Wheel();
             default -> throw new IllegalArgumentException(args[0] + ": not a Netty keepalive server");
         };
         // Native epoll when its library loads (Debian's jar carries none), else NIO.

@@ -1,4 +1,5 @@
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.HashedWheelTimer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -107,6 +108,82 @@ abstract class Timeouts {
         @Override
         List<String> flags() {
             return List.of("reader_idle_ns=" + timeoutNs);
+        }
+    }
+
+    /**
+     * `netty-hashed-wheel-idle`: one HashedWheelTimer for every connection, with Netty's
+     * default tick and wheel size (stated in the record), its worker thread beside the
+     * event loop. Each keepalive cancels the connection's Timeout and makes a new one at the
+     * read time plus the timeout (cancel + newTimeout: one live timeout per connection at
+     * its exact deadline); the worker queues both for its next tick. An expiry hands the
+     * close back to the connection's event loop, where a timeout that a keepalive replaced
+     * meanwhile is recognised and dropped.
+     */
+    static final class Wheel extends Timeouts {
+        /** Netty's default tick. */
+        private static final long TICK_MS = 100;
+        /** Netty's default wheel size. */
+        private static final int TICKS_PER_WHEEL = 512;
+        private final HashedWheelTimer timer = new HashedWheelTimer(TICK_MS, TimeUnit.MILLISECONDS,
+                TICKS_PER_WHEEL);
+
+        @Override
+        void begin(Connection[] all, long origin) {
+            for (Connection c : all) {
+                c.deadline = fillDeadline(c, origin);
+                if (c.deadline >= 0) {
+                    arm(c);
+                }
+            }
+        }
+
+        /**
+         * A new timeout at the connection's deadline, the old one cancelled. The wheel
+         * counts the delay from its own later clock reading and fires a timeout at the end
+         * of the tick past its deadline: never before it.
+         */
+        private void arm(Connection c) {
+            if (c.timeout != null) {
+                c.timeout.cancel();
+            }
+            c.timeout = timer.newTimeout(t -> c.ch.eventLoop().execute(() -> {
+                if (c.timeout == t) {
+                    c.expire();
+                }
+            }), c.deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        void renewed(Connection c) {
+            arm(c);
+        }
+
+        @Override
+        void ended(Connection c) {
+            if (c.timeout != null) {
+                c.timeout.cancel();
+            }
+        }
+
+        @Override
+        void stop() {
+            timer.stop();
+        }
+
+        @Override
+        String server() {
+            return "one event-loop thread reading every connection; one HashedWheelTimer (a " + TICK_MS
+                    + " ms tick, " + TICKS_PER_WHEEL + " buckets: Netty's defaults) for every connection, "
+                    + "its worker thread waking every tick; each keepalive cancels the connection's "
+                    + "Timeout and makes a new one (newTimeout) at the read time plus the timeout; an "
+                    + "expiry hands the close to the connection's event loop, where a last read of the "
+                    + "socket re-arms the connection if a keepalive was there, else closes it";
+        }
+
+        @Override
+        List<String> flags() {
+            return List.of("tick_ms=" + TICK_MS, "ticks_per_wheel=" + TICKS_PER_WHEEL);
         }
     }
 }

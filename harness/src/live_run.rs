@@ -31,8 +31,9 @@ pub struct Args {
     /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
     /// `go-runtime`, Go's netpoller and timers; `tokio-current-thread`,
     /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap;
-    /// `netty-idle-state`, Netty's IdleStateHandler (docs/live.md). Built from `engines/`;
-    /// without its toolchain the record is `unsupported`, with the package to install.
+    /// `netty-idle-state`, Netty's IdleStateHandler; `netty-hashed-wheel-idle`, one Netty
+    /// HashedWheelTimer (docs/live.md). Built from `engines/`; without its toolchain the
+    /// record is `unsupported`, with the package to install.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
     /// Where --engine's programs are built.

@@ -374,13 +374,13 @@ fn nettys_servers_close_the_silent_connections_on_their_timers_and_none_wrongly(
         return;
     }
     let folder = tempfile::tempdir().unwrap();
-    let servers = ["netty-idle-state"];
+    let servers = ["netty-idle-state", "netty-hashed-wheel-idle"];
     let output = engines_run(folder.path(), &servers, None);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let records = records(folder.path());
     let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
     assert_eq!(names, servers, "Netty's servers alone, in table order");
-    for (record, timer) in records.iter().zip(["IdleStateHandler"]) {
+    for (record, timer) in records.iter().zip(["IdleStateHandler", "HashedWheelTimer"]) {
         assert_smoke_record_holds(record);
         let engine = record.engine.as_ref().expect("an engine's record");
         assert_eq!(engine.runtime, "netty");

@@ -211,9 +211,20 @@ pub const ENGINES: &[Engine] = &[
         requests: false,
     },
     // Netty's keepalive servers (engines/netty/NettyKeepalive.java): one event-loop thread,
-    // the idle timeout by IdleStateHandler on the loop's scheduled-task queue.
+    // the idle timeout by IdleStateHandler on the loop's scheduled-task queue, or by one
+    // HashedWheelTimer for every connection.
     Engine {
         name: "netty-idle-state",
+        toolchain: Toolchain::Netty,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    Engine {
+        name: "netty-hashed-wheel-idle",
         toolchain: Toolchain::Netty,
         verifies: true,
         replays: false,
