@@ -261,8 +261,10 @@ public final class NettyKeepalive {
             }
             ticks = delay;
         }
-        for (long fill : fillTicks) {
-            ticks = arrivalDelay.length == 0 ? Math.max(ticks, fill) : ticks;
+        if (arrivalDelay.length == 0) {
+            for (long fill : fillTicks) {
+                ticks = Math.max(ticks, fill);
+            }
         }
         return Math.max(ticks, 1) * tickNs;
     }

@@ -40,9 +40,13 @@ abstract class Timeouts {
      * touch it on a read: the read only stamps lastReadTime (at channelReadComplete); when
      * the task runs it re-checks that stamp, and re-schedules itself for the rest of the
      * timeout if a read came since, or fires READER_IDLE and re-schedules itself a whole
-     * timeout ahead. A connection's first deadline (the fill's, from a last packet before
-     * tick 0) cannot be given to IdleStateHandler, whose idle time counts from when it is
-     * added: it is a one-shot task on the same queue, cancelled by the first keepalive.
+     * timeout ahead. The handlers are added when the server learns tick 0, ahead of it,
+     * so that adding them does not hold up the loop at tick 0. A connection's first
+     * deadline (the fill's, from a last packet before tick 0) cannot be given to
+     * IdleStateHandler, whose idle time counts from when it is added: it is a one-shot task
+     * on the same queue, cancelled by the first keepalive; an idle event before it (the
+     * handler counting from its addition, before tick 0) finds the deadline ahead and
+     * does nothing ({@link Connection#expire}).
      */
     static final class IdleState extends Timeouts {
         private final long timeoutNs;
@@ -54,6 +58,7 @@ abstract class Timeouts {
         @Override
         void begin(Connection[] all, long origin) {
             for (Connection c : all) {
+                c.ch.pipeline().addFirst("idle", new IdleStateHandler(timeoutNs, 0, 0, TimeUnit.NANOSECONDS));
                 long fill = fillDeadline(c, origin);
                 c.deadline = fill;
                 if (fill >= 0) {
@@ -66,16 +71,6 @@ abstract class Timeouts {
                     }, fill - System.nanoTime(), TimeUnit.NANOSECONDS);
                 }
             }
-            // IdleStateHandler's reader idle time counts from tick 0, no earlier than the
-            // fill's deadlines (each at most a timeout after tick 0).
-            all[0].ch.eventLoop().schedule(() -> {
-                for (Connection c : all) {
-                    if (c.how == NettyKeepalive.STILL_OPEN) {
-                        c.ch.pipeline().addFirst("idle",
-                                new IdleStateHandler(timeoutNs, 0, 0, TimeUnit.NANOSECONDS));
-                    }
-                }
-            }, origin - System.nanoTime(), TimeUnit.NANOSECONDS);
         }
 
         @Override
