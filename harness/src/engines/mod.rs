@@ -25,12 +25,13 @@ pub enum Toolchain {
     Libuv,
 }
 
-/// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
-/// `runtime_flags`. A fixed heap (`-Xms` = `-Xmx`), touched at start, so that it never
-/// resizes and no sample pays for touching new pages; a fixed young generation, large
-/// enough for an iteration's garbage; the serial collector: its collections stop the
-/// engine's thread and run on one thread, with no concurrent collector work on the second
-/// core beside the timers' worker, and the cheapest write barrier.
+/// The JVM's flags for every JDK engine but Netty's live servers ([`SERVER_JVM_FLAGS`];
+/// docs/engines.md, *JVM flags*), answered back in `runtime_flags`. A fixed heap (`-Xms` =
+/// `-Xmx`), touched at start, so that it never resizes and no sample pays for touching new
+/// pages; a fixed young generation, large enough for an iteration's garbage; the serial
+/// collector: its collections stop the engine's thread and run on one thread, with no
+/// concurrent collector work on the second core beside the timers' worker, and the
+/// cheapest write barrier.
 pub const JVM_FLAGS: &[&str] = &[
     "-Xms1g",
     "-Xmx1g",
