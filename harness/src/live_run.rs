@@ -33,7 +33,8 @@ pub struct Args {
     /// `tokio-multi-thread`, tokio's timer wheel (`tokio-timeout-read`: `timeout` around
     /// each read); `libuv`, libuv's timer heap;
     /// `libev-timer-again`, `libev-lazy`, libev's timer heap kept by two strategies of its
-    /// manual (docs/live.md). Built from `engines/`;
+    /// manual; `netty-idle-state`, Netty's IdleStateHandler; `netty-hashed-wheel-idle`, one
+    /// Netty HashedWheelTimer (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
@@ -109,7 +110,7 @@ pub struct Args {
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
     /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
     /// ticking, polling-scan scanning once a second, and every engine's server (Go's,
-    /// tokio's, libuv's, libev's; about a minute, most of it building them).
+    /// tokio's, libuv's, libev's, Netty's; most of the time goes to building them).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,

@@ -371,6 +371,57 @@ fn without_a_c_compiler_libuvs_server_is_unsupported_with_the_packages() {
     );
 }
 
+/// Whether Netty's servers can be built here: `javac`, `java` and Debian's Netty jars.
+fn netty_here() -> bool {
+    use timerbench::engines::{NETTY_JARS, build::on_path};
+    on_path("javac") && on_path("java") && NETTY_JARS.iter().all(|j| Path::new(j).is_file())
+}
+
+#[test]
+fn nettys_servers_close_the_silent_connections_on_their_timers_and_none_wrongly() {
+    if !netty_here() {
+        eprintln!("skipped: no Netty here (apt-get install default-jdk-headless libnetty-java)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let servers = ["netty-idle-state", "netty-hashed-wheel-idle"];
+    let output = engines_run(folder.path(), &servers, None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(names, servers, "Netty's servers alone, in table order");
+    for (record, timer) in records.iter().zip(["IdleStateHandler", "HashedWheelTimer"]) {
+        assert_smoke_record_holds(record);
+        let engine = record.engine.as_ref().expect("an engine's record");
+        assert_eq!(engine.runtime, "netty");
+        assert!(engine.server.contains(timer), "{engine:?}");
+        // The transport that ran is named: native epoll where its library loads, else NIO.
+        assert!(
+            engine
+                .runtime_flags
+                .iter()
+                .any(|f| f == "transport=nio" || f == "transport=epoll"),
+            "{engine:?}"
+        );
+    }
+}
+
+#[test]
+fn without_java_nettys_servers_are_unsupported_with_the_package() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["netty-idle-state"], Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(
+        record.reasons[0].contains("apt-get install default-jdk-headless libnetty-java"),
+        "{:?}",
+        record.reasons
+    );
+}
+
 #[test]
 fn libevs_servers_close_the_silent_connections_by_either_strategy_and_none_wrongly() {
     if !(timerbench::engines::build::on_path("cc") && timerbench::engines::build::libev_links()) {

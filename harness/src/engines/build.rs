@@ -1,7 +1,7 @@
 //! How each engine is built from its source in `engines/` into the build directory, when
 //! its toolchain is on this machine.
 
-use super::{Engine, JVM_FLAGS, NETTY_COMMON_JAR, Toolchain};
+use super::{Engine, JVM_FLAGS, NETTY_JARS, SERVER_JVM_FLAGS, Toolchain};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,7 +73,7 @@ pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String
     Builder::new(sources, build).build(engine)
 }
 
-/// Whether the toolchain is here: its programs on `PATH`, Netty's jar in its place.
+/// Whether the toolchain is here: its programs on `PATH`, Netty's jars in their place.
 fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     let missing = |what: &str| {
         Err(NotBuilt::Unsupported(format!(
@@ -84,8 +84,10 @@ fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     if let Some(program) = toolchain.programs().iter().find(|p| !on_path(p)) {
         return missing(&format!("`{program}`"));
     }
-    if toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
-        return missing(NETTY_COMMON_JAR);
+    if toolchain == Toolchain::Netty
+        && let Some(jar) = NETTY_JARS.iter().find(|j| !Path::new(j).is_file())
+    {
+        return missing(jar);
     }
     if toolchain == Toolchain::Libuv && libuv_flags().is_none() {
         return missing("libuv (`pkg-config libuv`)");
@@ -156,8 +158,14 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
 /// The command that runs a compiled engine.
 fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>, NotBuilt> {
     let java = |classpath: String, class: &str| {
+        // A Netty engine with a live server is only that server, with a server's heap.
+        let flags = if engine.live {
+            SERVER_JVM_FLAGS
+        } else {
+            JVM_FLAGS
+        };
         std::iter::once("java")
-            .chain(JVM_FLAGS.iter().copied())
+            .chain(flags.iter().copied())
             .chain(["-cp", classpath.as_str(), class, engine.name])
             .map(String::from)
             .collect::<Vec<String>>()
@@ -169,6 +177,7 @@ fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>,
         ],
         Toolchain::Go => vec![absolute(build)?.join("go-runtime").display().to_string()],
         Toolchain::Java => java(build.join("java").display().to_string(), "Engine"),
+        Toolchain::Netty if engine.live => java(netty_classpath(build), "NettyKeepalive"),
         Toolchain::Netty => java(netty_classpath(build), "NettyEngine"),
         Toolchain::Libuv => vec![
             absolute(build)?
@@ -234,12 +243,13 @@ fn tokio_binary(build: &Path) -> Result<PathBuf, NotBuilt> {
         .join("tokio-keepalive"))
 }
 
-/// The JDK engines' classes, Netty's engine's, and Netty's jar.
+/// The JDK engines' classes, Netty's engines', and Netty's jars.
 fn netty_classpath(build: &Path) -> String {
     format!(
-        "{}:{}:{NETTY_COMMON_JAR}",
+        "{}:{}:{}",
         build.join("java").display(),
-        build.join("netty").display()
+        build.join("netty").display(),
+        NETTY_JARS.join(":")
     )
 }
 
