@@ -49,6 +49,7 @@ mod model;
 mod page;
 mod ranking;
 mod runs;
+pub mod runtimes;
 mod style;
 #[cfg(test)]
 mod tests;

@@ -129,6 +129,7 @@ fn source_part(
             " · revision " (source.settings(|r| r.git_revision.clone()))
             " · started " (source.settings(|r| r.started.clone()))
         }
+        @if let Some(runtimes) = super::live_runtimes::table(&source.records) { (runtimes) }
         @for part in parts { (part) }
     })
 }
