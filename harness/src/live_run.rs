@@ -33,6 +33,7 @@ pub struct Args {
     /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap
     /// (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.
+    /// The command then ends with the runtimes beside timerbench's loop in one table.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
     /// Where --engine's programs are built.
@@ -50,7 +51,9 @@ pub struct Args {
     #[arg(long, value_name = "FAMILY", conflicts_with = "file")]
     workload: Option<String>,
     /// The family's size (with --workload): default 10,000; with --tcp the connections,
-    /// default 100,000.
+    /// default the seed's 100,000, or with --engine the hard descriptor limit less 1,000
+    /// when the kernel refuses more (an engine's server holds a descriptor per
+    /// connection); every record says why (docs/live.md, *Sizes*).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     timers: Option<u64>,
     /// The family's --ops (with --workload; with --tcp, default: the --duration in ticks).

@@ -18,6 +18,7 @@
 //! over its runs, its wrong closes summed (each one is a failure, not a sample).
 
 use timerbench_results::live::{LiveRecord, Spread};
+use timerbench_results::stats::median;
 
 /// The `wait` of an engine server's record: the runtime's own poller.
 const ENGINE_WAIT: &str = "runtime";
@@ -230,13 +231,14 @@ impl Group<'_> {
             .collect()
     }
 
-    fn median_of(&self, of: impl Fn(&LiveRecord) -> f64) -> Option<f64> {
+    /// The median of `of` over the runs that measured something; `None` without one.
+    fn over_runs(&self, of: impl Fn(&LiveRecord) -> f64) -> Option<f64> {
         let values: Vec<f64> = self.measured().into_iter().map(of).collect();
-        median(&values)
+        (!values.is_empty()).then(|| median(&values))
     }
 
     fn cpu(&self) -> Option<f64> {
-        self.median_of(|r| r.workload_phase.cpu_ms_per_second)
+        self.over_runs(|r| r.workload_phase.cpu_ms_per_second)
     }
 
     fn spread(&self, of: impl Fn(&LiveRecord) -> &Spread) -> Option<[u64; 3]> {
@@ -246,7 +248,7 @@ impl Group<'_> {
         }
         let at = |pick: fn(&Spread) -> u64| {
             let values: Vec<f64> = measured.iter().map(|r| pick(of(r)) as f64).collect();
-            median(&values).map(|v| v.round() as u64)
+            (!values.is_empty()).then(|| median(&values).round() as u64)
         };
         Some([at(|s| s.p50_ns)?, at(|s| s.p99_ns)?, at(|s| s.max_ns)?])
     }
@@ -283,7 +285,7 @@ impl Group<'_> {
             cpu_ms_per_second: self.cpu(),
             wakeups_per_second: match first.engine {
                 Some(_) => None,
-                None => self.median_of(|r| r.workload_phase.wakeups_per_second),
+                None => self.over_runs(|r| r.workload_phase.wakeups_per_second),
             },
             close_lateness: self.spread(|r| &r.tcp.as_ref().expect("measured").close_lateness),
             closed_wrongly: self
@@ -292,24 +294,12 @@ impl Group<'_> {
                 .filter_map(|r| r.tcp.as_ref())
                 .map(|t| t.closed_wrongly)
                 .sum(),
-            rss_per_connection: self.median_of(|r| {
+            rss_per_connection: self.over_runs(|r| {
                 let tcp = r.tcp.as_ref().expect("measured");
                 tcp.server_peak_rss_bytes as f64 / tcp.connections.max(1) as f64
             }),
             baseline: self.spread(|r| &r.baseline),
         }
-    }
-}
-
-/// The median of `values`, `None` when empty.
-fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
     }
 }
 
