@@ -266,7 +266,8 @@ pub fn print_tables(records: &[LiveRecord], repeats: usize, folder: &Path) {
         println!("{}", tcp.render("  "));
         println!(
             "  TCP: server: how it held the connections (epoll, or io_uring xN rings of \
-             registered files); keepalives the client sent / the server read; closes on \
+             registered files); why that many: requested, the seed's, the smoke's, or the \
+             hard descriptor limit an engine's server stopped at; keepalives the client sent / the server read; closes on \
              time (within the declared lateness plus the baseline's p99.9) and wrongly (a \
              keepalive sent within the timeout); peak RSS of the server and the client"
         );

@@ -220,6 +220,7 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
         "wait",
         "server",
         ">connections",
+        "why that many",
         ">ramp s",
         ">keepalives sent/read",
         ">closed",
@@ -243,6 +244,10 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
                 io => io.to_string(),
             },
             tcp.connections.to_string(),
+            match tcp.connections_why.as_str() {
+                "" => "-".to_string(),
+                why => why.to_string(),
+            },
             format!("{:.1}", tcp.ramp_ns as f64 / 1e9),
             format!("{}/{}", tcp.client_sent, tcp.received),
             tcp.closed.to_string(),

@@ -251,7 +251,7 @@ fn tcp_cells(record: &LiveRecord) -> Markup {
     html! {
         @match &record.tcp {
             Some(tcp) => {
-                td.num.sep { (thousands(tcp.connections)) }
+                td.num.sep title=(tcp.connections_why) { (thousands(tcp.connections)) }
                 td.num { (thousands(tcp.closed_on_time)) " of " (thousands(tcp.closed)) }
                 td.num { (thousands(tcp.closed_wrongly)) }
                 td.num { (mib(tcp.server_peak_rss_bytes)) }
