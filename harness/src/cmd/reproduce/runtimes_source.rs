@@ -75,6 +75,25 @@ impl RuntimesSource {
         words.join(" ")
     }
 
+    /// The `--list` lines: the servers, what they run, the points.
+    pub fn list_words(&self, experiment: &Experiment) -> String {
+        let engines = match experiment.engines.is_empty() {
+            true => "every engine's keepalive server".to_string(),
+            false => experiment.engines.join(", "),
+        };
+        format!(
+            "{}: {}\n    timerbench's loop around {} beside {engines} on {}; connections \
+             {} (--quick: {}); figures: {}",
+            experiment.id,
+            experiment.title,
+            experiment.implementations.join(", "),
+            self.workload_words(),
+            super::sources::comma_list(&experiment.sizes),
+            super::sources::comma_list(&experiment.quick_sizes),
+            series().join(", "),
+        )
+    }
+
     /// The checks when the file is read.
     pub fn check(&self, experiment: &Experiment) -> Result<(), String> {
         for implementation in &experiment.implementations {

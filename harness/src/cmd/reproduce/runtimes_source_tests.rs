@@ -106,6 +106,23 @@ fn every_server_closing_none_wrongly_holds_with_each_runtimes_cpu_ratio_computed
 }
 
 #[test]
+fn the_list_names_the_servers_the_workload_and_the_figures() {
+    let experiment = built_in("runtimes-idle-timeout");
+    let words = crate::cmd::reproduce::sources::list_words(&experiment).unwrap();
+    assert!(
+        words.contains(
+            "around ring-buckets, binary-heap, quad-heap, hierarchical-wheel beside \
+                        every engine's keepalive server on live --tcp keepalive"
+        ),
+        "{words}"
+    );
+    assert!(
+        words.contains("figures: closed wrongly, CPU over timerbench's loop"),
+        "{words}"
+    );
+}
+
+#[test]
 fn one_connection_closed_wrongly_does_not_hold() {
     let experiment = built_in("runtimes-idle-timeout");
     let mut records = fixture();

@@ -109,6 +109,9 @@ pub fn series_labels(experiment: &Experiment) -> Vec<String> {
 
 /// The `--list` line of a live or threads experiment, or `None` for cells.
 pub fn list_words(experiment: &Experiment) -> Option<String> {
+    if let Some(runtimes) = &experiment.runtimes {
+        return Some(runtimes.list_words(experiment));
+    }
     let (what, points) = match (&experiment.live, &experiment.threads, &experiment.lateness) {
         (Some(live), _, _) => (format!("live {}", live.workload_words()), live.point_name()),
         (_, Some(threads), _) => (
@@ -116,10 +119,7 @@ pub fn list_words(experiment: &Experiment) -> Option<String> {
             "producer threads",
         ),
         (_, _, Some(lateness)) => (lateness.workload_words(), "tick ms"),
-        _ => match &experiment.runtimes {
-            Some(runtimes) => (runtimes.workload_words(), "connections"),
-            None => return None,
-        },
+        _ => return None,
     };
     Some(format!(
         "{}: {}\n    {} on {what}; {points} {} (--quick: {})",
