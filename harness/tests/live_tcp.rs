@@ -262,6 +262,14 @@ fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() 
     assert!(engine.runtime_version.starts_with("go"), "{engine:?}");
     let tcp = record.tcp.as_ref().expect("a TCP record");
     assert_eq!(tcp.connections, 500);
+    assert_eq!(tcp.connections_why, "requested", "--timers gave the size");
+    // An engine among the runs: the runtimes' table, Go's row, its wake-ups not counted.
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("the runtimes' servers beside timerbench's loop"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wake-ups – for go-runtime:"), "{stdout}");
     assert_eq!(tcp.closed_wrongly, 0);
     assert_eq!(tcp.client_exit, None);
     // Keepalives came and were read; the silent fifth timed out within the 2 s.

@@ -24,7 +24,9 @@
 //!   "Findings" section when a folder holds `findings.json`);
 //! - `extras`: the records besides the runs' (`live.jsonl`, `threads.jsonl`), found from
 //!   the folders given and the runs' own; `live` and `threads`: those records read, for
-//!   the "Live runs" and "Threads" sections.
+//!   the "Live runs" and "Threads" sections; `runtimes`: the rows of the deployed
+//!   runtimes' servers beside timerbench's loop, which `timerbench live --tcp` and
+//!   `reproduce` read too.
 //!
 //! **Templates.** The page is written with maud, not askama. Both compile templates and
 //! escape what they splice in; maud's templates are Rust (`html!`), so a section is a
@@ -49,6 +51,7 @@ mod model;
 mod page;
 mod ranking;
 mod runs;
+pub mod runtimes;
 mod style;
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ mod format;
 mod implementations;
 mod lateness;
 mod live;
+mod live_runtimes;
 mod load;
 mod not_verified;
 mod summary;

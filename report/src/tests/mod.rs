@@ -19,6 +19,7 @@ mod lateness;
 mod page;
 mod processes;
 mod reader;
+mod runtimes;
 mod tail;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
