@@ -46,6 +46,7 @@ mod memory_probe;
 mod plan;
 mod progress;
 mod resume;
+mod shard;
 
 use crate::counts_core;
 use crate::engines::Engine;
@@ -181,6 +182,26 @@ pub struct Args {
     /// suite's cells up to 100k timers through and skips its 1M ones.
     #[arg(requires = "counts", long, value_name = "SECONDS", default_value_t = counts::DEFAULT_LIMIT_SECONDS)]
     counts_limit: u64,
+    /// Run only shard K of N (1-based: 1/3, 2/3, 3/3): the plan's cells split into N
+    /// disjoint shards by a rule of the plan alone (the longest expected cell first, each
+    /// into the least loaded shard), so every host splits it alike; the folder records the
+    /// plan's digest and its shard, and `report`, `rank`, `combine` and `compare` given all
+    /// N folders read them as one run (docs/scale-out.md).
+    #[arg(long, value_name = "K/N", value_parser = timerbench_results::shards::Shard::parse)]
+    shard: Option<timerbench_results::shards::Shard>,
+    /// Print the plan (its digest, every cell with its shard and expected seconds, each
+    /// shard's cells and expected time) and exit, running and writing nothing.
+    #[arg(long)]
+    plan: bool,
+    /// With --plan: the shards to split the plan into (default: N of --shard, else 1).
+    #[arg(long, value_name = "N", requires = "plan", conflicts_with = "shard",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    shard_count: Option<u32>,
+    /// Name this host in the results (`environment.json`'s `host_label`): readers tell
+    /// hosts apart by it in place of the host name and CPU model, e.g. to keep two runs of
+    /// one plan on one machine apart, or to name a CI runner whose host name changes.
+    #[arg(long, value_name = "NAME")]
+    host_label: Option<String>,
     /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
     #[arg(long, value_name = "CELL", hide = true)]
     inject_panic: Option<String>,
@@ -189,7 +210,20 @@ pub struct Args {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    Planned::new(args, &SuiteFile::standard())?.run(None, &[])
+    let planned = Planned::new(args, &SuiteFile::standard())?;
+    if planned.args.plan {
+        let count = match (planned.args.shard_count, planned.args.shard) {
+            (Some(count), _) => count,
+            (None, Some(shard)) => shard.count,
+            (None, None) => 1,
+        };
+        print!(
+            "{}",
+            shard::describe(&planned.args, &planned.cells, &planned.digest, count)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    planned.run(None, &[])
 }
 
 /// A run planned (step 1): its settings (those its folder was started with, for
@@ -199,8 +233,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 pub(crate) struct Planned {
     args: Args,
     inputs: Vec<files::FileInput>,
-    /// The structures' cells, then the engines' ([`plan::plan`]).
+    /// The structures' cells, then the engines' ([`plan::plan`]): the whole plan, even
+    /// with `--shard` (whose cells [`Planned::run`] picks).
     cells: Vec<Cell>,
+    /// The plan's digest ([`shard::digest`]).
+    digest: String,
 }
 
 impl Planned {
@@ -213,10 +250,12 @@ impl Planned {
         // Every file is read and checked before anything is created.
         let inputs = files::read_all(&args.files)?;
         let cells = plan::plan(&args, suite, &inputs)?;
+        let digest = shard::digest(&args, &cells);
         Ok(Planned {
             args,
             inputs,
             cells,
+            digest,
         })
     }
 
@@ -240,7 +279,14 @@ impl Planned {
             args,
             inputs,
             cells,
+            digest,
         } = self;
+        // The shard's cells (with --shard), in the plan's order.
+        let cells: Vec<&Cell> = cells
+            .iter()
+            .zip(shard::members(cells, args.shard))
+            .filter_map(|(cell, mine)| mine.then_some(cell))
+            .collect();
         // Valgrind is found and checked before anything is written.
         let valgrind = match args.counts {
             true => match counts::check(args)? {
@@ -286,11 +332,14 @@ impl Planned {
             if let Some(command) = command {
                 environment.command = command.to_string();
             }
+            environment.plan = Some(digest.clone());
+            environment.shard = args.shard;
+            environment.host_label.clone_from(&args.host_label);
             write_environment(&folder, &environment)?;
         }
         files::record(inputs, &folder)?;
         let mut results = Appender::open(&folder)?;
-        let planned: BTreeSet<CellKey> = cells.iter().map(Cell::key).collect();
+        let planned: BTreeSet<CellKey> = cells.iter().map(|c| c.key()).collect();
         let mut copies = 0;
         for record in copied {
             if planned.contains(&record.key) && done.insert(record.key.clone()) {
@@ -298,7 +347,11 @@ impl Planned {
                 copies += 1;
             }
         }
-        let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
+        let todo: Vec<&Cell> = cells
+            .iter()
+            .copied()
+            .filter(|c| !done.contains(&c.key()))
+            .collect();
         let total = cells.len();
         if todo.is_empty() && copies > 0 {
             println!(
@@ -308,9 +361,13 @@ impl Planned {
             return finish(&folder, &results, 0);
         }
         println!(
-            "timerbench run{} --suite {}{}: {} cells ({} already done{}), results in {}",
+            "timerbench run{} --suite {}{}{}: {} cells ({} already done{}), results in {}",
             if args.counts { " --counts" } else { "" },
             suite_word(args),
+            match args.shard {
+                Some(shard) => format!(" --shard {shard} of plan {digest}"),
+                None => String::new(),
+            },
             match inputs.len() {
                 0 => String::new(),
                 1 => " and 1 file".to_string(),
