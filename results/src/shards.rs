@@ -116,18 +116,18 @@ impl RunGroup {
         self.environment.as_ref()?.plan.as_deref()
     }
 
-    /// The folders as a message names them: the one, or the first and how many shards.
+    /// The folders as a message names them: the one, or every shard's and how many.
     pub fn describe(&self) -> String {
         match self.folders.as_slice() {
             [one] if !self.is_merged() => one.display().to_string(),
             folders => format!(
-                "{} (shards {})",
-                folders[0].display(),
+                "{} ({} shards)",
                 folders
                     .iter()
                     .map(|f| f.display().to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                folders.len()
             ),
         }
     }

@@ -41,6 +41,7 @@ mod counts;
 pub(crate) mod engines;
 mod estimate;
 mod files;
+mod finish;
 mod group;
 mod memory_probe;
 mod plan;
@@ -57,14 +58,13 @@ use crate::selection::Selection;
 use anyhow::{Context, bail};
 use cache::case_id;
 use files::is_file;
+use finish::finish;
 use plan::{Cell, StructureCell};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_results::{
-    Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
-};
+use timerbench_results::{Appender, recorded_so_far, write_environment};
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 
 /// Run a suite: every workload at every size through every implementation, verified,
@@ -244,7 +244,7 @@ impl Planned {
     /// Plans `args` over `suite`; one error naming the flag or file when anything is wrong.
     pub(crate) fn new(args: &Args, suite: &SuiteFile) -> anyhow::Result<Planned> {
         let args = match &args.resume {
-            Some(folder) => resume::settings_of(folder, args, &given_flags())?,
+            Some(folder) => resume::settings_of(folder, args, &resume::given_flags())?,
             None => args.clone(),
         };
         // Every file is read and checked before anything is created.
@@ -358,7 +358,7 @@ impl Planned {
                 "{}: all {copies} cells copied from an earlier run, none measured",
                 folder.display()
             );
-            return finish(&folder, &results, 0);
+            return finish(&folder, &results, 0, args.shard);
         }
         println!(
             "timerbench run{} --suite {}{}{}: {} cells ({} already done{}), results in {}",
@@ -386,7 +386,7 @@ impl Planned {
             Some(valgrind) => counts::measure(args, valgrind, inputs, &todo, &mut results)?,
             None => measure(args, inputs, &todo, &mut results)?,
         };
-        finish(&folder, &results, not_ok)
+        finish(&folder, &results, not_ok, args.shard)
     }
 }
 
@@ -574,54 +574,6 @@ fn measure_engines(
     Ok(not_ok)
 }
 
-/// Step 4: the summary and the report from every record of `folder`, and what they say;
-/// success when no cell failed.
-fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<ExitCode> {
-    let records = read_records(results.path())?;
-    write_summary(folder, &records)?;
-    let report = folder.join(REPORT_FILE);
-    crate::catalog::write_report(&[folder.to_path_buf()], &report, None)?;
-    println!("report: {}", report.display());
-    let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
-    let left_out = failed.iter().filter(|r| r.status.left_out()).count();
-    let count = |status| failed.iter().filter(|r| r.status == status).count();
-    // Cells left out on purpose are no failure: the count says them apart, each under the
-    // word its records and the list below use (`unsupported`: beyond the structure's range
-    // or without the engine's toolchain; `skipped`: above a suite limit), as the report does.
-    println!(
-        "{} cells recorded in {}: {} ok, {} failed, {} unsupported, {} skipped",
-        records.len(),
-        results.path().display(),
-        records.len() - failed.len(),
-        failed.len() - left_out,
-        count(Status::Unsupported),
-        count(Status::Skipped)
-    );
-    let competed = records
-        .iter()
-        .filter(|r| r.others_load.as_ref().is_some_and(|l| l.competed))
-        .count();
-    if competed > 0 {
-        println!(
-            "warning: {competed} of the cells were measured while other processes competed \
-             for the cores (each record's `others_load`): their times may be inflated"
-        );
-    }
-    for record in &failed {
-        println!(
-            "  {}: {}: {}",
-            cell_name(&record.key),
-            record.status.as_str(),
-            record.reason.as_deref().unwrap_or("")
-        );
-    }
-    Ok(if not_ok == 0 && failed.len() == left_out {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
 /// The suite level of the run: `--suite`, else `default`, or `none` for a run of files
 /// only.
 fn suite_word(args: &Args) -> String {
@@ -636,16 +588,6 @@ fn suite_word(args: &Args) -> String {
 /// --suite or --workload asks for them.
 fn with_suite(args: &Args) -> bool {
     args.files.is_empty() || args.suite.is_some() || !args.workloads.is_empty()
-}
-
-/// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
-/// tell a flag given from a default.
-fn given_flags() -> Vec<String> {
-    std::env::args()
-        .skip(1)
-        .filter(|word| word.starts_with("--"))
-        .map(|word| word.split('=').next().unwrap_or(&word).to_string())
-        .collect()
 }
 
 /// `WORKLOAD/TIMERS/IMPL`.

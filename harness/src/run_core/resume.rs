@@ -108,3 +108,13 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         ..recorded
     })
 }
+
+/// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
+/// tell a flag given from a default.
+pub(super) fn given_flags() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|word| word.starts_with("--"))
+        .map(|word| word.split('=').next().unwrap_or(&word).to_string())
+        .collect()
+}
