@@ -60,7 +60,7 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shards::Shard>,
     /// The name the run gave its host (`run --host-label`), which readers use in place of
-    /// `host` and `cpu` to tell hosts apart; absent when none was given.
+    /// `cpu` to tell hosts apart; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_label: Option<String>,
 }

@@ -11,7 +11,7 @@
 //!   (`environment.json`'s `plan`): a folder of another plan, of another revision, or of
 //!   an older timerbench that wrote no plan cannot be part of the same measurement, and
 //!   merging it would make a report no machine would have written. Refused, naming both.
-//! - The shards of one host (its `--host-label`, else its host name and CPU model) are
+//! - The shards of one host (its `--host-label`, else its CPU model: [`host_of`]) are
 //!   one run: all N of them, each once, none out of range. A missing or repeated shard is
 //!   refused with its number, since a run with a hole reads as one whose structures failed
 //!   nothing there, and a repeated one would count a cell twice.
@@ -76,12 +76,14 @@ impl fmt::Display for Shard {
     }
 }
 
-/// The host a run is of, as readers tell hosts apart: its `--host-label`, else its host
-/// name and CPU model (two machines of one name but different processors are two hosts).
+/// The host a run is of, as readers tell hosts apart: its `--host-label`, else its CPU
+/// model. Not its host name: the shards of one run land on whichever nodes a scheduler
+/// gives them, each with a name of its own, and they are one run all the same; what
+/// makes a ranking another machine's is the processor (or what the label says).
 pub fn host_of(environment: &Environment) -> String {
     match &environment.host_label {
         Some(label) => label.clone(),
-        None => format!("{} ({})", environment.host, environment.cpu),
+        None => environment.cpu.clone(),
     }
 }
 

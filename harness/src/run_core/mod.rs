@@ -198,8 +198,9 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..))]
     shard_count: Option<u32>,
     /// Name this host in the results (`environment.json`'s `host_label`): readers tell
-    /// hosts apart by it in place of the host name and CPU model, e.g. to keep two runs of
-    /// one plan on one machine apart, or to name a CI runner whose host name changes.
+    /// hosts apart by it in place of the CPU model (the shards of a run on nodes of one
+    /// model are one host), e.g. to set two machines of one model side by side, or to keep
+    /// two runs of one plan on one machine apart.
     #[arg(long, value_name = "NAME")]
     host_label: Option<String>,
     /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
