@@ -73,6 +73,8 @@ pub struct Args {
     b: Option<PathBuf>,
     /// Several runs of the baseline (with `--b`): each cell's mean over runs, and
     /// "differs" only where the runs' 95% interval of B/A excludes 1 (`compare/runs.rs`).
+    /// The shards of one plan are one run; with one run a side, of which one in shards,
+    /// the two are compared cell by cell as A B are.
     #[arg(long = "a", value_name = "RUN", num_args = 1.., requires = "runs_b", conflicts_with_all = ["a", "b"])]
     runs_a: Vec<PathBuf>,
     /// Several runs compared with the `--a` runs.
