@@ -181,6 +181,46 @@ fn three_shards_merge_into_the_run_one_machine_would_have_written() {
     );
 }
 
+#[test]
+fn the_default_suites_three_shards_expect_times_within_a_quarter_of_each_other() {
+    let root = tempfile::tempdir().unwrap();
+    let output = timerbench(&["run", "--plan", "--shard-count", "3"], root.path());
+    assert_succeeded(&output);
+    let out = text(&output.stdout);
+    let total: usize = out
+        .lines()
+        .next()
+        .and_then(|line| line.split(", ").find(|w| w.ends_with(" cells")))
+        .and_then(|w| w.trim_end_matches(" cells").parse().ok())
+        .unwrap_or_else(|| panic!("the plan's cells: {out}"));
+    let totals = &out[out.find("shards:").expect("the shards' totals")..];
+    let rows: Vec<(usize, f64)> = totals
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                [shard, cells, seconds] if shard.ends_with("/3") => {
+                    Some((cells.parse().unwrap(), seconds.parse().unwrap()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{totals}");
+    assert_eq!(rows.iter().map(|r| r.0).sum::<usize>(), total);
+    let most = rows.iter().map(|r| r.1).fold(0.0, f64::max);
+    let least = rows.iter().map(|r| r.1).fold(f64::MAX, f64::min);
+    assert!(least > 0.0 && most <= 1.25 * least, "{totals}");
+    // The 1M cells spread: every shard has some.
+    for k in 1..=3 {
+        assert!(
+            out.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{k}/3")) && l.contains("/1000000/")),
+            "shard {k}/3 holds no 1M cell"
+        );
+    }
+}
+
 /// Writes a results folder `name` under `root`: `environment.json` with `plan`, `shard`,
 /// `host_label` and `revision` as given (none left out when `None`), and one record per
 /// `(workload, implementation, median)` at 1000 timers.

@@ -121,14 +121,19 @@ pub(super) fn expected_seconds(cells: &[Cell]) -> Vec<f64> {
 /// rule over `expected` (one figure per cell, in the plan's order).
 pub(super) fn split(cells: &[Cell], expected: &[f64], count: u32) -> Vec<u32> {
     let names: Vec<String> = cells.iter().map(|c| cell_name(&c.key())).collect();
-    let mut order: Vec<usize> = (0..cells.len()).collect();
+    split_named(&names, expected, count)
+}
+
+/// [`split`] of cells by their names.
+fn split_named(names: &[String], expected: &[f64], count: u32) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
     order.sort_by(|&a, &b| {
         expected[b]
             .total_cmp(&expected[a])
             .then_with(|| names[a].cmp(&names[b]))
     });
     let mut load = vec![0.0_f64; count as usize];
-    let mut shard_of = vec![0; cells.len()];
+    let mut shard_of = vec![0; names.len()];
     for index in order {
         let least = (0..load.len())
             .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
@@ -193,4 +198,54 @@ pub(super) fn describe(args: &Args, cells: &[Cell], digest: &str, count: u32) ->
          same other flags on any host of this revision.\n",
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_named;
+
+    fn names(count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("w/1000/impl-{i:02}")).collect()
+    }
+
+    #[test]
+    fn the_costliest_cells_go_to_different_shards_and_the_rest_even_them_out() {
+        // Three costly cells among many small ones of one cost.
+        let mut expected = vec![1.0; 30];
+        for costly in [3, 11, 20] {
+            expected[costly] = 20.0;
+        }
+        let shard_of = split_named(&names(30), &expected, 3);
+        let costly: Vec<u32> = [3, 11, 20].iter().map(|&i| shard_of[i]).collect();
+        let mut distinct = costly.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 3, "one costly cell a shard: {costly:?}");
+        let load = |k: u32| -> f64 {
+            (0..30)
+                .filter(|&i| shard_of[i] == k)
+                .map(|i| expected[i])
+                .sum()
+        };
+        let loads: Vec<f64> = (1..=3).map(load).collect();
+        let (least, most) = (
+            loads.iter().copied().fold(f64::MAX, f64::min),
+            loads.iter().copied().fold(0.0, f64::max),
+        );
+        assert!(most - least <= 1.0, "within one small cell: {loads:?}");
+        assert!(shard_of.iter().all(|&k| (1..=3).contains(&k)));
+    }
+
+    #[test]
+    fn the_split_depends_on_the_cells_alone_not_their_order() {
+        let names = names(12);
+        let expected: Vec<f64> = (0..12).map(|i| f64::from(i % 4)).collect();
+        let once = split_named(&names, &expected, 4);
+        // The same cells listed backwards land in the same shards: ties go by name.
+        let reversed_names: Vec<String> = names.iter().rev().cloned().collect();
+        let reversed_expected: Vec<f64> = expected.iter().rev().copied().collect();
+        let mut again = split_named(&reversed_names, &reversed_expected, 4);
+        again.reverse();
+        assert_eq!(once, again);
+    }
 }
