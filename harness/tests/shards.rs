@@ -363,6 +363,18 @@ fn runs_of_one_plan_from_two_hosts_show_their_rankings_and_the_pairs_that_flip()
         "{flip}"
     );
 
+    // Hosts are set side by side over one plan's runs.
+    let another = folder(
+        root,
+        "another",
+        &[("plan", json!("bbbb")), ("host_label", json!("right"))],
+        &[("hold", "btree", 20.0)],
+    );
+    assert_fails_with(
+        &timerbench(&["rank", &left, &another], root),
+        "are runs of different plans (aaaa and bbbb)",
+    );
+
     assert_succeeded(&timerbench(
         &["report", &left, &right, "-o", "hosts.html"],
         root,

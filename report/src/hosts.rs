@@ -132,13 +132,14 @@ pub struct HostsView {
     pub flips: Vec<(usize, usize, Vec<Flip>)>,
 }
 
-/// Reads the runs `groups` (one per host) and ranks each as the report's summary does,
-/// with the flips between every pair.
+/// Reads the runs `groups` (one per host, all of one plan, else refused) and ranks each as
+/// the report's summary does, with the flips between every pair.
 pub fn rank_hosts_by(
     groups: &[RunGroup],
     catalog: &Catalog,
     metric: Metric,
 ) -> anyhow::Result<HostsView> {
+    check_one_plan(groups)?;
     let runs = groups
         .iter()
         .enumerate()
@@ -169,6 +170,32 @@ pub fn rank_hosts_by(
         hosts,
         flips: pairs,
     })
+}
+
+/// Refuses runs that are not of one recorded plan: flips between two plans would mix
+/// what the hosts do with what the plans changed.
+fn check_one_plan(groups: &[RunGroup]) -> anyhow::Result<()> {
+    let first = &groups[0];
+    for group in groups {
+        match (first.plan(), group.plan()) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) => anyhow::bail!(
+                "{} and {} are runs of different plans ({a} and {b}): hosts are set side by \
+                 side over one plan's runs",
+                first.describe(),
+                group.describe()
+            ),
+            _ => {
+                let without = if first.plan().is_none() { first } else { group };
+                anyhow::bail!(
+                    "{} has no plan in its environment.json (a run of an older timerbench): \
+                     hosts are set side by side over one plan's runs; rank it alone",
+                    without.describe()
+                )
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The rankings of `run` in `model`: overall and per family.

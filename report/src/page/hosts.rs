@@ -14,15 +14,21 @@ use timerbench_results::counts::Metric;
 use timerbench_results::shards::host_of;
 use timerbench_results::stats::{MAD_TO_SIGMA, NOISE_K};
 
-/// Whether the runs are of more than one host: each has an environment, and they name at
-/// least two hosts.
+/// Whether the runs are one plan's from more than one host: each records the same plan,
+/// and they name at least two hosts. Runs of different plans are compared, not set side
+/// by side as hosts: their differences are the plans' as much as the hosts'.
 pub(super) fn several_hosts(model: &Model) -> bool {
-    let hosts: Option<BTreeSet<String>> = model
+    let environments: Option<Vec<&timerbench_results::Environment>> = model
         .runs
         .iter()
-        .map(|run| run.environment.as_ref().map(host_of))
+        .map(|run| run.environment.as_ref())
         .collect();
-    hosts.is_some_and(|hosts| hosts.len() > 1)
+    let Some(environments) = environments else {
+        return false;
+    };
+    let plans: BTreeSet<Option<&str>> = environments.iter().map(|e| e.plan.as_deref()).collect();
+    let hosts: BTreeSet<String> = environments.iter().map(|e| host_of(e)).collect();
+    plans.len() == 1 && !plans.contains(&None) && hosts.len() > 1
 }
 
 pub(super) fn section(context: &Context) -> Markup {
