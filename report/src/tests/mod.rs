@@ -222,6 +222,9 @@ pub(super) fn environment(host: &str, revision: &str) -> Environment {
         max_processes: 0,
         spread_from: 0,
         processes_at_1m: 0,
+        plan: None,
+        shard: None,
+        host_label: None,
     }
 }
 
