@@ -18,8 +18,8 @@ pub use crate::environment::Environment;
 pub const SCHEMA_VERSION: u32 = 5;
 
 /// The name of the floor (`timerbench run --floor`): not a queue, the bookkeeping any
-/// queue does (an arena slot per start, freed on stop) and nothing fired, so never
-/// verified. Its records are the yardstick the others are divided by, never ranked.
+/// queue that fires does (an arena slot per start, freed on stop and on firing, what fires
+/// read from a list recorded before), so never verified. Its records are the yardstick the others are divided by, never ranked.
 pub const FLOOR: &str = "floor";
 
 /// The floor's `precision` in its records.
