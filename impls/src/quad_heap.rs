@@ -44,6 +44,17 @@
 //! guesses come true and costs a pipeline flush where they do not. The sift-down reads the
 //! parameter once and runs the loop of its form.
 //!
+//! It is not the default because its counts do not win where the model said it would. The
+//! model (docs/evidence/2026-11-26-fair-fight.md) gave it half the branch-free form's
+//! cycles a level on start-stop, whose branches repeat; counted (`timerbench run
+//! --counts`, docs/evidence/2026-11-29-quad-branchy-counts.md) it executes more
+//! instructions and more estimated cycles than the branch-free form in every cell, on
+//! start-stop as on hold-exponential, at 1k and 100k (a running minimum's branch and move
+//! per sibling against two rounds of conditional moves), with the same cache misses, and
+//! more mispredictions on hold. Counts have no dependency chain, so what the model claims
+//! (levels overlapping behind predicted branches) only a timing can show; until one does,
+//! the counted form is the default.
+//!
 //! # One timer entry
 //!
 //! | where | bytes (`u64` value) |
