@@ -115,8 +115,9 @@ const fn concatenate<const N: usize>() -> [Implementation; N] {
 /// [`Variant::parse`] knows it, so that a run asked for it (`--floor`) can name it.
 pub static FLOOR: Implementation = Implementation {
     name: "floor",
-    summary: "not a queue: an arena slot per start, freed on stop, nothing fired; the \
-              yardstick every figure can be divided by, never verified",
+    summary: "not a queue: an arena slot per start, freed on stop and on firing (what fires \
+              read from a list recorded before); the yardstick every figure can be \
+              divided by, never verified",
     peer: false,
     parameters: &[],
     suite_limit: None,

@@ -87,8 +87,9 @@ pub struct Args {
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
     /// Also run the floor beside the implementations: not a queue, only the bookkeeping any
-    /// queue does (an arena slot per start, freed on stop, nothing fired), never
-    /// verified, so that every figure can be read as a multiple of it.
+    /// queue that fires does (an arena slot per start, freed on stop and on firing, what
+    /// fires read from a list recorded before the timed part), never verified, so that
+    /// every figure can be read as a multiple of it.
     #[arg(long)]
     floor: bool,
     /// Also run this engine (repeatable, or a comma-separated list) beside the
