@@ -10,8 +10,11 @@
 //! 4.6 h and 12 days), one 64-bit occupancy word per level, each slot an intrusive list of
 //! the timers' own entries, so registering a timer allocates nothing beyond the `Sleep`.
 //! Processing the wheel up to a time `now` repeatedly takes the earliest occupied slot
-//! of any level: a level-0 slot's entries fire, a higher slot's entries cascade to the
-//! level their deadline now selects. The driver does it whenever the runtime parks: under
+//! of any level, up to `now`: its entries due by the slot's start fire (all of a level-0
+//! slot's), the others cascade to the level their deadline now selects. So timers fire in
+//! millisecond order, exactly at their millisecond when the wheel is processed there; on
+//! the real clock that is the first park that wakes at or after it, on a paused clock the
+//! millisecond itself. The driver processes the wheel whenever the runtime parks: under
 //! a paused clock, `tokio::time::advance` moves the clock and yields, and the park that
 //! follows processes everything due; a runtime with nothing to run parks until its
 //! wheel's next expiration and, the clock being paused, jumps the clock there (its
@@ -27,7 +30,7 @@
 //! - Deadlines past the top level's 2^36 ms (about 2.2 years) are kept: the top level is a
 //!   ring, a timer beyond it sits in the slot its deadline names and is re-filed there
 //!   each time the wheel comes round, once every 2^36 ms, until it is within reach. So
-//!   the runtime holds any deadline, at one visit per turn.
+//!   the runtime holds any deadline below its cap (2^64 − 4 ms), at one visit per turn.
 //!
 //! # The adapter
 //!
