@@ -47,9 +47,10 @@
 //! CPU a cell pins to (`timerbench::cmd::cell::conditions::begin`).
 //!
 //! Each group ends with `floor` (`impls/src/floor.rs`): not a queue, only the bookkeeping
-//! every queue does (an arena slot per start, freed on stop) and nothing fired, so never
-//! verified, only replayed. Its figure is the cheapest possible start/stop on this machine,
-//! and every other figure of the group reads as a multiple of it.
+//! every queue does (an arena slot per start, freed on stop and on its firing, read from a
+//! list recorded before), so never verified, only replayed. Its figure is the least
+//! bookkeeping a queue that fires does on this machine, and every other figure of the
+//! group reads as a multiple of it.
 
 #[path = "support/filter.rs"]
 mod filter;
@@ -196,7 +197,7 @@ fn verify_once<Q: TimerQueue<u64>>(variant: &Variant, whole: &Program) -> Result
     let reference = &whole.summary;
     let verifying = catch_unwind(AssertUnwindSafe(|| {
         if registry::is_floor(variant.implementation.name) {
-            // The yardstick fires nothing: replayed, never verified.
+            // The yardstick fires from a list: replayed, never verified.
             replay_unverified::<Q>(variant, whole).map_err(|mismatch| mismatch.message)
         } else if variant.build::<Q>(0).precision().is_exact() {
             verify::<Q>(variant, whole, reference)
@@ -234,20 +235,21 @@ impl QueueVisitor for BenchOne<'_, '_> {
     fn visit<Q: TimerQueue<u64>>(self, variant: &Variant) {
         let name = variant.label();
         let prepared = self.prepared;
-        let capacity = match verify_once::<Q>(variant, &prepared.whole) {
-            Ok(verified) => verified.capacity().expect("a peak that fitted in memory"),
+        let verified = match verify_once::<Q>(variant, &prepared.whole) {
+            Ok(verified) => verified,
             Err(why) => {
                 println!("{}/{name}: SKIPPED, {why}", self.case);
                 return;
             }
         };
+        let recipe = Recipe::verified(variant, &verified).expect("a peak that fitted in memory");
         self.group.bench_function(name, |b| {
             b.iter_custom(|iterations| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iterations {
                     let ready = prepared
                         .workload
-                        .fresh_queue::<Q>(Recipe { variant, capacity })
+                        .fresh_queue::<Q>(recipe)
                         .expect("verified");
                     let mut timed = ready.time();
                     timed.replayed.result.as_ref().expect("verified");

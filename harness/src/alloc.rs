@@ -8,13 +8,13 @@
 //!
 //! The counters are relaxed atomics: two or three uncontended atomic operations per
 //! allocation and one per free, a cost that structures allocating per timer (the B-tree,
-//! the DelayQueue and hierarchical_hash_wheel_timer peers) would pay in a timed loop on top
-//! of the allocator's own. So counting is switched off ([`stop_counting`]) once the
-//! memory pass is done, for the rest of the cell's thread: the timed passes then pay a
-//! thread-local load and a branch per allocation, as close to the system allocator as a
-//! global allocator can be (it cannot be swapped at run time). The switch goes one way
-//! only, so that a block allocated uncounted is never subtracted from the live bytes when
-//! freed.
+//! the DelayQueue, tokio-sleep and hierarchical_hash_wheel_timer peers) would pay in a
+//! timed loop on top of the allocator's own. So counting is switched off
+//! ([`stop_counting`]) once the memory pass is done, for the rest of the cell's thread: the
+//! timed passes then pay a thread-local load and a branch per allocation, as close to the
+//! system allocator as a global allocator can be (it cannot be swapped at run time). The
+//! switch goes one way only, so that a block allocated uncounted is never subtracted from
+//! the live bytes when freed.
 //!
 //! Sizes are the `Layout` sizes asked for, not what the system allocator rounds them up to:
 //! the bytes a structure asks for, comparable across implementations.

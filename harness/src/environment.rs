@@ -40,6 +40,10 @@ pub fn capture(suite: &str, sampling: Sampling, timeout: u64) -> Environment {
         min_sample_ms: sampling.min_sample_ms,
         max_processes: sampling.max_processes,
         spread_from: sampling.spread_from,
+        // The run fills these in when it has them.
+        plan: None,
+        shard: None,
+        host_label: None,
     }
 }
 

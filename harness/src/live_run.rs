@@ -30,9 +30,13 @@ pub struct Args {
     implementations: Vec<Variant>,
     /// Another runtime's keepalive server beside the structures, with --tcp (repeatable):
     /// `go-runtime`, Go's netpoller and timers; `tokio-current-thread`,
-    /// `tokio-multi-thread`, tokio's timer wheel; `libuv`, libuv's timer heap
-    /// (docs/live.md). Built from `engines/`;
+    /// `tokio-multi-thread`, tokio's timer wheel (`tokio-timeout-read`: `timeout` around
+    /// each read); `libuv`, libuv's timer heap;
+    /// `libev-timer-again`, `libev-lazy`, libev's timer heap kept by two strategies of its
+    /// manual; `netty-idle-state`, Netty's IdleStateHandler; `netty-hashed-wheel-idle`, one
+    /// Netty HashedWheelTimer (docs/live.md). Built from `engines/`;
     /// without its toolchain the record is `unsupported`, with the package to install.
+    /// The command then ends with the runtimes beside timerbench's loop in one table.
     #[arg(long = "engine", value_name = "NAME", requires = "tcp")]
     engines: Vec<String>,
     /// Where --engine's programs are built.
@@ -50,7 +54,9 @@ pub struct Args {
     #[arg(long, value_name = "FAMILY", conflicts_with = "file")]
     workload: Option<String>,
     /// The family's size (with --workload): default 10,000; with --tcp the connections,
-    /// default 100,000.
+    /// default the seed's 100,000, or with --engine the hard descriptor limit less 1,000
+    /// when the kernel refuses more (an engine's server holds a descriptor per
+    /// connection); every record says why (docs/live.md, *Sizes*).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     timers: Option<u64>,
     /// The family's --ops (with --workload; with --tcp, default: the --duration in ticks).
@@ -107,7 +113,7 @@ pub struct Args {
     /// early firing (about 15 s; other flags but --out and --tcp are ignored). With --tcp:
     /// 500 connections for 2 s, hierarchical-wheel with pwait2, netty-wheel:tick=10
     /// ticking, polling-scan scanning once a second, and every engine's server (Go's,
-    /// tokio's, libuv's; about a minute, most of it building them).
+    /// tokio's, libuv's, libev's, Netty's; most of the time goes to building them).
     #[arg(long)]
     smoke: bool,
     /// The keepalive server for real: a client process opens the connections (--timers,
@@ -240,15 +246,15 @@ fn plans(args: &Args) -> anyhow::Result<Vec<Plan>> {
     Ok(plans)
 }
 
-/// The workload: a file, a family, the smoke's, or the default.
-fn workload(args: &Args) -> anyhow::Result<(String, Program)> {
+/// The workload: a file, a family, the smoke's, or the default; with --tcp, `connections`
+/// of them ([`live_tcp::size`]).
+fn workload(args: &Args, connections: u64) -> anyhow::Result<(String, Program)> {
     if let Some(path) = &args.file {
         let program = load(path)?;
         return Ok((path.display().to_string(), program));
     }
     let (family, spec) = if args.tcp {
         let ticks = args.ops.unwrap_or(args.duration_ns() / args.tick);
-        let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
         let spec =
             live_tcp::keepalive_spec(args.smoke, connections, ticks, args.seed, &args.params);
         ("keepalive".to_string(), spec)
@@ -340,25 +346,26 @@ struct Prepared {
 /// `timerbench live`: the checks that need nothing run, the workload and its
 /// configurations, then every run interleaved, the tables, and the exit status.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    refuse_tcp_early(args)?;
     let engines = args.engines();
     live_tcp::check_engines(&engines)?;
-    let prepared = prepare(args)?;
+    let size = live_tcp::size(args.smoke, args.timers, !engines.is_empty());
+    refuse_tcp_early(args, size.0)?;
+    let prepared = prepare(args, size.0)?;
     let folder = args.out.clone().unwrap_or_else(|| free_folder("live-"));
     let machine = Machine {
         started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         git_revision: crate::environment::git_revision(),
         host: crate::environment::host(),
     };
-    let records = run_all(args, &prepared, &engines, &folder, &machine)?;
-    print_tables(&records, args.repeats(), &folder);
+    let records = run_all(args, &prepared, &engines, &folder, &machine, &size.1)?;
+    live_tables::print_tables(&records, args.repeats(), &folder);
     verdict(&records)
 }
 
 /// Refuses at once, before a workload of 100,000 connections is generated, what the TCP
 /// mode cannot run: another family than keepalive, or a descriptor limit that cannot be
-/// raised for the connections the way `--tcp-io` asks.
-fn refuse_tcp_early(args: &Args) -> anyhow::Result<()> {
+/// raised for the `connections` the way `--tcp-io` asks.
+fn refuse_tcp_early(args: &Args, connections: u64) -> anyhow::Result<()> {
     if !args.tcp || args.smoke {
         return Ok(());
     }
@@ -368,14 +375,13 @@ fn refuse_tcp_early(args: &Args) -> anyhow::Result<()> {
              message per keepalive on its connection)"
         );
     }
-    let connections = args.timers.unwrap_or(live_tcp::DEFAULT_CONNECTIONS);
     api::check_tcp_io(connections, &args.tcp_io).map_err(|e| anyhow!(e))
 }
 
 /// The workload and a configuration per plan, refused before any run when a structure
 /// cannot hold the workload's reach or the machine refuses a knob ([`api::preflight`]).
-fn prepare(args: &Args) -> anyhow::Result<Prepared> {
-    let (name, program) = workload(args)?;
+fn prepare(args: &Args, connections: u64) -> anyhow::Result<Prepared> {
+    let (name, program) = workload(args, connections)?;
     let configs: Vec<Config> = plans(args)?
         .iter()
         .map(|plan| config(args, plan, &name, &program))
@@ -404,13 +410,15 @@ fn prepare(args: &Args) -> anyhow::Result<Prepared> {
 
 /// Every run, `--repeat` rounds of each structure's then each engine's, each record
 /// printed and written as it comes ([`keep`]); a structure's run that cannot be made stops
-/// the command, an engine's is recorded as failed and the others go on.
+/// the command, an engine's is recorded as failed and the others go on. A TCP record says
+/// why it has its connections (`why`).
 fn run_all(
     args: &Args,
     prepared: &Prepared,
     engines: &[String],
     folder: &Path,
     machine: &Machine,
+    why: &str,
 ) -> anyhow::Result<Vec<LiveRecord>> {
     let Prepared {
         name,
@@ -439,6 +447,7 @@ fn run_all(
             let window = crate::machine_load::Window::start();
             let mut record = api::run(config, schedule, machine).map_err(|e| anyhow!(e))?;
             record.others_load = window.end();
+            live_tcp::say_why(&mut record, why);
             let fired = format!("{} firings", record.firings);
             keep(folder, record, &fired, &mut records)?;
         }
@@ -452,6 +461,7 @@ fn run_all(
             let mut record =
                 live_tcp::run_engine(engine, &base, &args.build_dir, schedule, machine);
             record.others_load = window.end();
+            live_tcp::say_why(&mut record, why);
             let closes = format!("{} closes", record.tcp.as_ref().map_or(0, |tcp| tcp.closed));
             keep(folder, record, &closes, &mut records)?;
         }
@@ -474,36 +484,6 @@ fn announce(counter: &str, config: &Config, schedule: &Schedule) {
         config.variant,
         config.strategy,
         config.idle_ns as f64 / 1e9
-    );
-}
-
-/// The tables of the runs: a row per run; with `repeats` above 1, each structure's median
-/// and range over its runs; the TCP figures if any; and what the columns mean.
-fn print_tables(records: &[LiveRecord], repeats: usize, folder: &Path) {
-    println!("{}", live_tables::runs_table(records).render("  "));
-    if repeats > 1 {
-        println!("{}", live_tables::table(records).render("  "));
-        println!(
-            "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
-             run's p99 against the baseline run right after it, \"wake − own baseline\" the \
-             wake part's p99 against the same, \"p99 − own loaded\" the p99 against its loaded \
-             baseline (the same input, no structure); CPU spread is largest / smallest − 1"
-        );
-    }
-    if let Some(tcp) = live_tcp::table(records) {
-        println!("{}", tcp.render("  "));
-        println!(
-            "  TCP: server: how it held the connections (epoll, or io_uring xN rings of \
-             registered files); keepalives the client sent / the server read; closes on \
-             time (within the declared lateness plus the baseline's p99.9) and wrongly (a \
-             keepalive sent within the timeout); peak RSS of the server and the client"
-        );
-    }
-    println!(
-        "  lateness, baseline and loaded: p50/p99/p99.9/max in µs; wakeups per second \
-         (total/useless), n/c where a runtime counts none; an engine's CPU is its whole \
-         process's; written to {}",
-        folder.join(timerbench_results::live::LIVE_FILE).display()
     );
 }
 

@@ -7,10 +7,10 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use timerbench_results::counts::{CacheGeometry, Metric};
-use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run, spread};
+use timerbench_results::shards::{RunGroup, group_runs};
+use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, spread};
 
-/// The MAD of normally distributed samples times this estimates their standard deviation.
-pub const MAD_TO_SIGMA: f64 = 1.4826;
+pub use timerbench_results::stats::MAD_TO_SIGMA;
 
 /// A cell's figures: its median ns/op and the σ estimated from its samples' MAD (when it
 /// has at least two samples); `None` for a cell that did not verify.
@@ -166,8 +166,21 @@ pub fn read_cells(folder: &Path) -> anyhow::Result<RunCells> {
 /// Reads the results folder `folder`: the latest record of each cell, its figure in
 /// `metric` where it has one ([`figures_by`]).
 pub fn read_cells_by(folder: &Path, metric: Metric) -> anyhow::Result<RunCells> {
-    let files = read_run(folder).with_context(|| format!("run {}", folder.display()))?;
-    let latest = latest_by_cell(files.records.into_iter().map(|line| line.record));
+    let group = RunGroup {
+        folders: vec![folder.to_path_buf()],
+        environment: None,
+    };
+    read_group_by(&group, metric)
+}
+
+/// Reads the run `group` (one folder, or the shards of one plan merged) as
+/// [`read_cells_by`] reads a folder.
+pub fn read_group_by(group: &RunGroup, metric: Metric) -> anyhow::Result<RunCells> {
+    let folder = group.first();
+    let merged = group
+        .read()
+        .with_context(|| format!("run {}", group.describe()))?;
+    let latest = latest_by_cell(merged.records.into_iter().map(|(_, line)| line.record));
     let geometry = run_geometry(folder, latest.values())?;
     let without_counts = latest.values().filter(|r| lacks_counts(r, metric)).count();
     let medians = latest
@@ -182,18 +195,27 @@ pub fn read_cells_by(folder: &Path, metric: Metric) -> anyhow::Result<RunCells> 
     })
 }
 
-/// Reads the runs `folders` in `metric`, refusing runs counted on different machines.
+/// Reads the runs `folders` in `metric` (the shards of a plan as one run: [`group_runs`]),
+/// refusing runs counted on different machines.
 pub fn read_runs_by(folders: &[PathBuf], metric: Metric) -> anyhow::Result<Vec<RunCells>> {
-    let runs = folders
+    let runs = group_runs(folders)?
         .iter()
-        .map(|folder| read_cells_by(folder, metric))
+        .map(|group| read_group_by(group, metric))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    check_run_geometries(metric, &runs)?;
+    Ok(runs)
+}
+
+/// [`check_geometries`] over read runs.
+pub fn check_run_geometries<'r>(
+    metric: Metric,
+    runs: impl IntoIterator<Item = &'r RunCells>,
+) -> anyhow::Result<()> {
     let geometries: Vec<(&Path, Option<CacheGeometry>)> = runs
-        .iter()
+        .into_iter()
         .map(|r| (r.folder.as_path(), r.geometry))
         .collect();
-    check_geometries(metric, &geometries)?;
-    Ok(runs)
+    check_geometries(metric, &geometries)
 }
 
 /// Every cell with figures in at least one run, combined over the runs that have it.

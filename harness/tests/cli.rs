@@ -208,6 +208,41 @@ fn a_workload_beyond_a_declared_range_is_refused_before_it_runs() {
     );
 }
 
+/// tokio-sleep's range: a delay one past its limit is refused with the one message, and one
+/// at the limit (past the 2^36 ms ring of tokio's top level), beside a timer in the ring's
+/// last slot, replays like the model.
+#[test]
+fn tokio_sleep_refuses_past_its_range_and_replays_the_ring_within_it() {
+    use timerbench_impls::peers::tokio_sleep::MAX_DELAY;
+    let folder = tempfile::tempdir().unwrap();
+    let write = |name: &str, delay: u64| {
+        let path = folder.path().join(name);
+        let ring = (1u64 << 36) - (1 << 30) + 10;
+        let workload = format!("timer-workload v1\ns 1 5\na 3\ns 2 {delay}\ns 3 {ring}\nn\nn\n");
+        std::fs::write(&path, workload).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let past = write("past.tw", MAX_DELAY + 1);
+    let output = timerbench(&["replay", &past, "--impl", "tokio-sleep"]);
+    assert_fails_with(
+        &output,
+        &format!(
+            "{past}: tokio-sleep: not run: line 4 asks for a delay of {} ticks, beyond the limit of {MAX_DELAY} ticks",
+            MAX_DELAY + 1
+        ),
+    );
+    let within = write("within.tw", MAX_DELAY);
+    let output = timerbench(&["replay", &within, "--impl", "tokio-sleep"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("tokio-sleep") && l.trim_end().ends_with(" ok")),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn the_approximate_wheel_prints_its_lateness() {
     let tick = examples().join("tick.tw");

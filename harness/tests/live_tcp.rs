@@ -262,6 +262,14 @@ fn gos_server_closes_the_silent_connections_on_its_deadlines_and_none_wrongly() 
     assert!(engine.runtime_version.starts_with("go"), "{engine:?}");
     let tcp = record.tcp.as_ref().expect("a TCP record");
     assert_eq!(tcp.connections, 500);
+    assert_eq!(tcp.connections_why, "requested", "--timers gave the size");
+    // An engine among the runs: the runtimes' table, Go's row, its wake-ups not counted.
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("the runtimes' servers beside timerbench's loop"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wake-ups – for go-runtime:"), "{stdout}");
     assert_eq!(tcp.closed_wrongly, 0);
     assert_eq!(tcp.client_exit, None);
     // Keepalives came and were read; the silent fifth timed out within the 2 s.
@@ -299,23 +307,33 @@ fn assert_smoke_record_holds(record: &LiveRecord) {
 }
 
 #[test]
-fn tokios_servers_close_the_silent_connections_on_their_sleeps_and_none_wrongly() {
+fn tokios_servers_close_the_silent_connections_on_their_timers_and_none_wrongly() {
     let folder = tempfile::tempdir().unwrap();
-    let flavours = ["tokio-current-thread", "tokio-multi-thread"];
-    let output = engines_run(folder.path(), &flavours, None);
+    // All three in one run: one build of tokio's program serves them.
+    let servers = [
+        "tokio-current-thread",
+        "tokio-multi-thread",
+        "tokio-timeout-read",
+    ];
+    let output = engines_run(folder.path(), &servers, None);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let records = records(folder.path());
     let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
-    assert_eq!(names, flavours, "tokio's servers alone, in table order");
-    for (record, flavour) in records.iter().zip(["current_thread", "multi_thread"]) {
+    assert_eq!(names, servers, "tokio's servers alone, in table order");
+    // Each record names its flavour and its idle timer, in its flags and its words.
+    let said = [
+        ("current_thread", "sleep-reset", "Sleep pinned"),
+        ("multi_thread", "sleep-reset", "Sleep pinned"),
+        ("current_thread", "timeout-read", "tokio::time::timeout"),
+    ];
+    for (record, (flavour, timer, words)) in records.iter().zip(said) {
         assert_smoke_record_holds(record);
         let engine = record.engine.as_ref().expect("an engine's record");
         assert_eq!(engine.runtime, "tokio");
-        assert!(engine.server.contains("Sleep"), "{engine:?}");
-        assert!(
-            engine.runtime_flags.contains(&format!("flavor={flavour}")),
-            "{engine:?}"
-        );
+        assert!(engine.server.contains(words), "{engine:?}");
+        for flag in [format!("flavor={flavour}"), format!("timer={timer}")] {
+            assert!(engine.runtime_flags.contains(&flag), "{flag}: {engine:?}");
+        }
     }
 }
 
@@ -358,6 +376,134 @@ fn without_a_c_compiler_libuvs_server_is_unsupported_with_the_packages() {
         record.reasons[0].contains("apt-get install libuv1-dev"),
         "{:?}",
         record.reasons
+    );
+}
+
+/// Whether Netty's servers can be built here: `javac`, `java` and Debian's Netty jars.
+fn netty_here() -> bool {
+    use timerbench::engines::{NETTY_JARS, build::on_path};
+    on_path("javac") && on_path("java") && NETTY_JARS.iter().all(|j| Path::new(j).is_file())
+}
+
+#[test]
+fn nettys_servers_close_the_silent_connections_on_their_timers_and_none_wrongly() {
+    if !netty_here() {
+        eprintln!("skipped: no Netty here (apt-get install default-jdk-headless libnetty-java)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let servers = ["netty-idle-state", "netty-hashed-wheel-idle"];
+    let output = engines_run(folder.path(), &servers, None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(names, servers, "Netty's servers alone, in table order");
+    for (record, timer) in records.iter().zip(["IdleStateHandler", "HashedWheelTimer"]) {
+        assert_smoke_record_holds(record);
+        let engine = record.engine.as_ref().expect("an engine's record");
+        assert_eq!(engine.runtime, "netty");
+        assert!(engine.server.contains(timer), "{engine:?}");
+        // The transport that ran is named: native epoll where its library loads, else NIO.
+        assert!(
+            engine
+                .runtime_flags
+                .iter()
+                .any(|f| f == "transport=nio" || f == "transport=epoll"),
+            "{engine:?}"
+        );
+    }
+}
+
+#[test]
+fn without_java_nettys_servers_are_unsupported_with_the_package() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["netty-idle-state"], Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(
+        record.reasons[0].contains("apt-get install default-jdk-headless libnetty-java"),
+        "{:?}",
+        record.reasons
+    );
+}
+
+#[test]
+fn libevs_servers_close_the_silent_connections_by_either_strategy_and_none_wrongly() {
+    if !(timerbench::engines::build::on_path("cc") && timerbench::engines::build::libev_links()) {
+        eprintln!("skipped: no libev here (apt-get install libev-dev gcc)");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let strategies = ["libev-timer-again", "libev-lazy"];
+    let output = engines_run(folder.path(), &strategies, None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let records = records(folder.path());
+    let names: Vec<&str> = records.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(names, strategies, "libev's servers alone, in table order");
+    // Each record names its strategy in its flags and its words, and the loop's backend.
+    let said = [
+        ("strategy=timer-again", "ev_timer_again"),
+        ("strategy=lazy", "strategy 3"),
+    ];
+    for (record, (flag, words)) in records.iter().zip(said) {
+        assert_smoke_record_holds(record);
+        let engine = record.engine.as_ref().expect("an engine's record");
+        assert_eq!(engine.runtime, "libev");
+        assert!(engine.runtime_version.starts_with('4'), "{engine:?}");
+        assert!(
+            engine.runtime_flags.contains(&flag.to_string()),
+            "{engine:?}"
+        );
+        assert!(
+            engine
+                .runtime_flags
+                .iter()
+                .any(|f| f.starts_with("backend=")),
+            "{engine:?}"
+        );
+        assert!(engine.server.contains(words), "{engine:?}");
+    }
+}
+
+#[test]
+fn without_a_c_compiler_libevs_servers_are_unsupported_with_the_package() {
+    let folder = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let output = engines_run(folder.path(), &["libev-lazy"], Some(empty.path()));
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    assert!(
+        record.reasons[0].contains("apt-get install libev-dev"),
+        "{:?}",
+        record.reasons
+    );
+}
+
+#[test]
+fn with_a_compiler_that_finds_no_libev_its_servers_are_unsupported_naming_it() {
+    let folder = tempfile::tempdir().unwrap();
+    // A `cc` that compiles nothing: as a compiler on a machine without libev's header.
+    let bin = tempfile::tempdir().unwrap();
+    let cc = bin.path().join("cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\necho 'fatal error: ev.h: No such file' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = engines_run(folder.path(), &["libev-timer-again"], Some(bin.path()));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let record = &records(folder.path())[0];
+    assert_eq!(record.status, "unsupported");
+    let reason = &record.reasons[0];
+    assert!(
+        reason.contains("ev.h") && reason.contains("apt-get install libev-dev"),
+        "{reason}"
     );
 }
 

@@ -345,7 +345,7 @@ fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
             "--suite",
             "smoke",
             "--workload",
-            "start-stop",
+            "hold-exponential",
             "--timers",
             "1000",
             "--impl",
@@ -378,6 +378,16 @@ fn the_floor_runs_beside_the_implementations_unverified_and_marked() {
             .unwrap()
             > 0.0
     );
+    // On a workload that fires, the floor fires from its list what the model fires: its
+    // replay's digest of the firings is the verified heap's.
+    let heap: serde_json::Value = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .find(|v: &serde_json::Value| v["implementation"] == "binary-heap")
+        .unwrap();
+    assert_eq!(floor[0]["digest"], heap["digest"], "{text}");
+    let faults = &floor[0]["throughput"]["page_faults"];
+    assert!(faults["replays"].as_u64().unwrap() >= 1, "{text}");
 }
 
 #[test]

@@ -19,6 +19,7 @@
 
 use crate::arena::Arena;
 use crate::contract::{Tick, TimerId, TimerQueue, check_advance};
+use crate::declaration::{Parameter, Parameters};
 
 /// A heap element: the deadline, cached, and the arena index of its timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +47,23 @@ pub trait Shape {
     /// (docs/evidence/2026-11-26-fair-fight.md, *The empty `advance`*).
     const FIRE_OUT_OF_LINE: bool;
 
+    /// The parameters of this shape, which are the heap's (`--impl quad-heap:key=value`):
+    /// none by default.
+    const PARAMETERS: &'static [Parameter] = &[];
+
     /// An empty array with room for `capacity` slots.
     fn with_capacity(capacity: usize) -> Self;
+
+    /// An empty array with room for `capacity` slots, shaped by `parameters` (values of
+    /// [`PARAMETERS`](Shape::PARAMETERS), already checked). Without parameters, as
+    /// [`with_capacity`](Shape::with_capacity).
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self
+    where
+        Self: Sized,
+    {
+        let _ = parameters;
+        Self::with_capacity(capacity)
+    }
 
     /// The slot at the occupied `position`.
     fn slot(&self, position: usize) -> HeapSlot;
@@ -168,15 +184,27 @@ impl<V, S: Shape> HeapTimers<V, S> {
     }
 }
 
-impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
-    fn with_capacity(capacity: usize) -> Self {
+impl<V, S: Shape> HeapTimers<V, S> {
+    fn with_heap(heap: S, capacity: usize) -> Self {
         HeapTimers {
-            heap: S::with_capacity(capacity),
+            heap,
             len: 0,
             entries: Arena::with_capacity(capacity),
             now: 0,
             work: 0,
         }
+    }
+}
+
+impl<V, S: Shape> TimerQueue<V> for HeapTimers<V, S> {
+    const PARAMETERS: &'static [Parameter] = S::PARAMETERS;
+
+    fn with_capacity(capacity: usize) -> Self {
+        Self::with_heap(S::with_capacity(capacity), capacity)
+    }
+
+    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
+        Self::with_heap(S::with_parameters(capacity, parameters), capacity)
     }
 
     fn start(&mut self, deadline: Tick, value: V) -> TimerId {

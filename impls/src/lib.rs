@@ -129,6 +129,7 @@ macro_rules! for_each_peer {
     ($callback:ident) => {
         $callback! {
             delay_queue::TokioDelayQueue, "tokio-delay-queue", "peer: tokio-util's DelayQueue (6 x 64-slot wheel at 1 ms over a slab) on tokio's paused clock, drained with poll_expired; exact at 1 ms";
+            tokio_sleep::TokioSleep, "tokio-sleep", "peer: tokio's runtime timer (6 x 64-slot wheel at 1 ms), a tokio::time::Sleep per timer on a paused current-thread runtime, reset to restart, the clock moved by tokio::time::advance; exact at 1 ms";
             hhwt::Hhwt, "hhwt", "peer: the hierarchical_hash_wheel_timer crate (4 x 256-slot byte wheels, overflow list, Rc/Weak cancellation), driven by tick/can_skip/skip; exact at 1 ms";
             lazy_heap::StdHeapLazy, "std-heap-lazy", "peer: std::collections::BinaryHeap with lazy deletion (zombies skipped at the root, rebuilt past len/4, Go runtime style); exact";
             lazy_heap::DaryHeapLazy, "dary-heap-lazy", "peer: the dary_heap crate's 4-ary QuaternaryHeap with lazy deletion, likewise; exact";

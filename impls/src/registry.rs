@@ -115,8 +115,9 @@ const fn concatenate<const N: usize>() -> [Implementation; N] {
 /// [`Variant::parse`] knows it, so that a run asked for it (`--floor`) can name it.
 pub static FLOOR: Implementation = Implementation {
     name: "floor",
-    summary: "not a queue: an arena slot per start, freed on stop, nothing fired; the \
-              yardstick every figure can be divided by, never verified",
+    summary: "not a queue: an arena slot per start, freed on stop and on firing (what fires \
+              read from a list recorded before); the yardstick every figure can be \
+              divided by, never verified",
     peer: false,
     parameters: &[],
     suite_limit: None,
@@ -336,6 +337,7 @@ mod tests {
         ("netty-wheel", [1, 1_000, 1_000_000]),
         ("ring-buckets", [1_000, 1_000_000, 1_000_000_000]),
         ("tokio-delay-queue", [1, 1_000, 1_000_000]),
+        ("tokio-sleep", [1, 1_000, 1_000_000]),
         ("hhwt", [1, 1_000, 1_000_000]),
         ("std-heap-lazy", [1, 1_000, 1_000_000]),
         ("dary-heap-lazy", [1, 1_000, 1_000_000]),

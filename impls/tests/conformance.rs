@@ -18,6 +18,8 @@
 
 #[path = "support/boundaries.rs"]
 mod boundaries;
+#[path = "support/branchy_quad.rs"]
+mod branchy_quad;
 #[path = "support/counting_allocator.rs"]
 mod counting_allocator;
 #[path = "conformance/far.rs"]
@@ -57,9 +59,13 @@ fn memory_budget(name: &str) -> Option<usize> {
 macro_rules! conformance_suite {
     ($($module:ident :: $ty:ident, $name:literal, $summary:literal;)*) => {
         $(
-            #[allow(non_snake_case)]
-            mod $module {
-                type Queue = timerbench_impls::$module::$ty<u64>;
+            conformance_suite!(@module $module, timerbench_impls::$module::$ty<u64>, $name);
+        )*
+    };
+    (@module $module:ident, $queue:ty, $name:expr) => {
+        #[allow(non_snake_case)]
+        mod $module {
+                type Queue = $queue;
                 conformance_suite!(@checks Queue, $name;
                     new_queue_is_empty,
                     past_and_present_deadlines_fire_on_the_next_advance,
@@ -88,10 +94,9 @@ macro_rules! conformance_suite {
                 fn advance_backwards_panics() {
                     crate::suite::advance_backwards_panics::<Queue>();
                 }
-            }
-        )*
+        }
     };
-    (@checks $queue:ty, $name:literal; $($check:ident,)*) => {
+    (@checks $queue:ty, $name:expr; $($check:ident,)*) => {
         $(
             #[test]
             fn $check() {
@@ -102,6 +107,8 @@ macro_rules! conformance_suite {
 }
 
 for_each_implementation!(conformance_suite);
+// The branchy form of quad-heap's sift-down, a parameter, checked as a structure of its own.
+conformance_suite!(@module quad_heap_branchy, crate::branchy_quad::BranchyQuadHeap<u64>, crate::branchy_quad::NAME);
 
 /// The checks, each generic over the implementation. Each takes the implementation's
 /// registry name for its messages.

@@ -355,6 +355,7 @@ mod registry {
             names,
             [
                 "tokio-delay-queue",
+                "tokio-sleep",
                 "hhwt",
                 "std-heap-lazy",
                 "dary-heap-lazy"

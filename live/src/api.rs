@@ -126,6 +126,13 @@ pub fn check_tcp_io(connections: u64, tcp_io: &str) -> Result<(), String> {
     tcp::ring::plan(connections, DESCRIPTORS_NEEDED, tcp_io).map(|_| ())
 }
 
+/// Whether this process may hold `wanted` descriptors, raising its limit as the kernel
+/// lets it (the hard one too, as root): `Err` with the hard limit that stops it.
+pub fn descriptor_room(wanted: u64) -> Result<(), u64> {
+    crate::knobs::ensure_descriptors(wanted)
+        .map_err(|_| sys::descriptor_limit().map_or(0, |(_, hard)| hard))
+}
+
 /// Runs `config` over `schedule` (in process, or with `config.tcp` over TCP with the
 /// client process): its record, or why the run could not be made.
 pub fn run(

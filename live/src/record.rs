@@ -252,6 +252,8 @@ pub(crate) fn figures_of(
         client_peak_rss_bytes: tcp.client_peak_rss_bytes,
         client_exit: tcp.client_exit.clone(),
         io: tcp.io.clone(),
+        // Why the run has that many is the caller's choice, which it records.
+        connections_why: String::new(),
     }
 }
 

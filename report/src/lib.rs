@@ -17,14 +17,17 @@
 //!   per variant label, ordered and coloured by its base (`style`: the colours, dashes and
 //!   markers that tell 15 and more lines apart); `model`: everything the page
 //!   shows, gathered once; `ranking`: the rankings by geometric mean and the ratios
-//!   between runs;
+//!   between runs; `hosts`: runs of one plan on several hosts, each ranked, and the
+//!   pairs whose order flips between them;
 //! - `charts`: the charts, one description drawn on either backend;
 //! - `page`: the page, one module per section;
 //! - `findings`: the findings of `timerbench reproduce` (`findings.html`, and the report's
 //!   "Findings" section when a folder holds `findings.json`);
 //! - `extras`: the records besides the runs' (`live.jsonl`, `threads.jsonl`), found from
 //!   the folders given and the runs' own; `live` and `threads`: those records read, for
-//!   the "Live runs" and "Threads" sections.
+//!   the "Live runs" and "Threads" sections; `runtimes`: the rows of the deployed
+//!   runtimes' servers beside timerbench's loop, which `timerbench live --tcp` and
+//!   `reproduce` read too.
 //!
 //! **Templates.** The page is written with maud, not askama. Both compile templates and
 //! escape what they splice in; maud's templates are Rust (`html!`), so a section is a
@@ -43,12 +46,14 @@ mod charts;
 mod extras;
 mod figures;
 mod findings;
+mod hosts;
 mod implementations;
 mod live;
 mod model;
 mod page;
 mod ranking;
 mod runs;
+pub mod runtimes;
 mod style;
 #[cfg(test)]
 mod tests;
@@ -59,6 +64,7 @@ pub use charts::register_fonts;
 pub use extras::Extras;
 pub use figures::thousands;
 pub use findings::write_findings_page;
+pub use hosts::{Flip, HostRankings, HostsView, flips, rank_hosts_by};
 pub use page::SECTIONS;
 
 /// What the engine badge means: the legend line under a table that shows one.
@@ -70,8 +76,8 @@ pub const ENGINE_LEGEND: &str = "engine: another runtime's timers run through th
      (results/FORMAT.md, `engine`)";
 
 pub use ranking::{
-    FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_run,
-    rank_run_by,
+    FamilyRanking, LatenessFigures, RankEntry, Ranking, RunRankings, SlowestCall, rank_group_by,
+    rank_run, rank_run_by,
 };
 
 use anyhow::{Context, bail};
@@ -130,10 +136,11 @@ pub fn write_report_with(
         bail!("no results folder to report on");
     }
     charts::register_fonts()?;
-    let runs = folders
+    // The shards of one plan are one run; each host's its own ([`timerbench_results::shards`]).
+    let runs = timerbench_results::shards::group_runs(folders)?
         .iter()
         .enumerate()
-        .map(|(index, folder)| runs::load_run(folder, index))
+        .map(|(index, group)| runs::load_group(group, index))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut model = model::Model::new(runs, catalog)?;
     model.findings = findings::for_folder(&folders[0])?;

@@ -26,9 +26,10 @@ use crate::figures::{
     figure, geometric_mean, lateness, measured_under_load, ns_per_op, slowest_call, thousands,
 };
 use crate::model::{Model, Workload};
-use crate::runs::{Run, load_run};
+use crate::runs::{Run, load_group};
 use std::path::Path;
 use timerbench_results::counts::Metric;
+use timerbench_results::shards::RunGroup;
 
 /// One run's rankings as the report's summary shows them: over all workloads, then one per
 /// workload family.
@@ -65,29 +66,22 @@ pub fn rank_run_by(
     catalog: &Catalog,
     metric: Metric,
 ) -> anyhow::Result<RunRankings> {
-    let run = load_run(folder, 0)?;
+    let group = RunGroup {
+        folders: vec![folder.to_path_buf()],
+        environment: None,
+    };
+    rank_group_by(&group, catalog, metric)
+}
+
+/// [`rank_run_by`] of the run `group`: one folder, or the shards of one plan merged.
+pub fn rank_group_by(
+    group: &RunGroup,
+    catalog: &Catalog,
+    metric: Metric,
+) -> anyhow::Result<RunRankings> {
+    let run = load_group(group, 0)?;
     let model = Model::new(vec![run], catalog)?;
-    let run = &model.runs[0];
-    let families = model
-        .families()
-        .into_iter()
-        .map(|family| FamilyRanking {
-            workloads: model
-                .workloads
-                .iter()
-                .filter(|w| w.family == family)
-                .map(|w| w.name.clone())
-                .collect(),
-            ranking: model.ranking_by(run, |w| w.family == family, metric),
-            family,
-        })
-        .collect();
-    Ok(RunRankings {
-        name: run.name.clone(),
-        workloads: model.workloads.len(),
-        overall: model.ranking_by(run, |_| true, metric),
-        families,
-    })
+    Ok(crate::hosts::rankings(&model, &model.runs[0], metric))
 }
 
 /// The ranking of the implementations over some cells of one run.

@@ -6,11 +6,12 @@ use crate::figures::{
 };
 use anyhow::Context;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use timerbench_results::counts::Metric;
+use timerbench_results::shards::RunGroup;
 use timerbench_results::{
     CellKey, CellRecord, Environment, FLOOR, FileWorkload, RESULTS_FILE, RecordLine, is_floor,
-    latest_by_cell, read_run, read_workload_files,
+    latest_by_cell, read_workload_files,
 };
 
 /// One results folder.
@@ -136,14 +137,25 @@ impl Run {
     }
 }
 
-/// Reads the results folder `folder`, the `index`-th of the report. Besides what the
-/// results crate checks (the folder, every line, every version), the figures the report
-/// draws must make sense: a record whose histogram does not decode is as malformed as a
-/// line that does not parse.
-pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
-    let files = read_run(folder)?;
-    let results = folder.join(RESULTS_FILE);
-    for RecordLine { line, record } in &files.records {
+/// Reads the results folder `folder`, the `index`-th of the report ([`load_group`] of the
+/// folder alone).
+#[cfg(test)]
+pub fn load_run(folder: &std::path::Path, index: usize) -> anyhow::Result<Run> {
+    let group = RunGroup {
+        folders: vec![folder.to_path_buf()],
+        environment: None,
+    };
+    load_group(&group, index)
+}
+
+/// Reads the run `group`, the `index`-th of the report: one folder, or the shards of one
+/// plan merged ([`RunGroup::read`]). Besides what the results crate checks (the folder,
+/// every line, every version), the figures the report draws must make sense: a record
+/// whose histogram does not decode is as malformed as a line that does not parse.
+pub fn load_group(group: &RunGroup, index: usize) -> anyhow::Result<Run> {
+    let merged = group.read()?;
+    for (folder, RecordLine { line, record }) in &merged.records {
+        let results = folder.join(RESULTS_FILE);
         for (kind, latency) in &record.latency {
             decode_histogram(&latency.histogram_v2).with_context(|| {
                 format!(
@@ -163,18 +175,30 @@ pub fn load_run(folder: &Path, index: usize) -> anyhow::Result<Run> {
             })?;
         }
     }
-    let files_of_run = read_workload_files(folder)?;
-    let name = folder
+    // A workload file is in the `workloads.json` of each shard that measured it: once here.
+    let mut files_of_run: Vec<FileWorkload> = Vec::new();
+    for folder in &group.folders {
+        for file in read_workload_files(folder)? {
+            if !files_of_run.iter().any(|f| f.name == file.name) {
+                files_of_run.push(file);
+            }
+        }
+    }
+    let folder = group.first();
+    let mut name = folder
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| folder.display().to_string());
+    if group.folders.len() > 1 {
+        name = format!("{name} and {} more shards", group.folders.len() - 1);
+    }
     Ok(Run {
         folder: folder.to_path_buf(),
         label: run_label(index),
         name,
-        environment: files.environment,
-        records: latest_by_cell(files.records.into_iter().map(|line| line.record)),
+        environment: merged.environment,
+        records: latest_by_cell(merged.records.into_iter().map(|(_, line)| line.record)),
         files: files_of_run,
     })
 }

@@ -106,7 +106,7 @@ fn a_schema_1_folder_renders_every_section_workload_and_chart() {
     assert_eq!((written.runs, written.cells), (1, 18));
     for (anchor, heading) in SECTIONS {
         let present = html.contains(&format!("<section id=\"{anchor}\"><h2>{heading}</h2>"));
-        let optional = ["comparison", "live", "threads"].contains(anchor);
+        let optional = ["comparison", "hosts", "live", "threads"].contains(anchor);
         assert_eq!(present, !optional, "{heading}");
     }
     for workload in ["keepalive", "start-stop", "burst"] {
@@ -170,7 +170,7 @@ fn a_schema_2_folder_renders_its_variants_and_the_lateness_of_the_approximate_on
     assert_eq!((written.runs, written.cells), (1, 18));
     for (anchor, heading) in SECTIONS {
         let present = html.contains(&format!("<section id=\"{anchor}\"><h2>{heading}</h2>"));
-        let optional = ["comparison", "live", "threads"].contains(anchor);
+        let optional = ["comparison", "hosts", "live", "threads"].contains(anchor);
         assert_eq!(present, !optional, "{heading}");
     }
 

@@ -50,4 +50,17 @@ pub struct Environment {
     /// older files: `processes` at every size).
     #[serde(default)]
     pub processes_at_1m: u32,
+    /// The digest of the run's plan (`run --plan` prints it): its revision, suite, settings
+    /// and every planned cell with its workload, so that the folders of one plan, one per
+    /// shard or per host, are known to hold parts of the same measurement. Absent in older
+    /// files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// Which shard of the plan the folder holds (`run --shard K/N`); absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shards::Shard>,
+    /// The name the run gave its host (`run --host-label`), which readers use in place of
+    /// `cpu` to tell hosts apart; absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_label: Option<String>,
 }

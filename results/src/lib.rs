@@ -22,7 +22,8 @@
 //! - [`counts`]: a cell's counts under Valgrind (`run --counts`) and the metrics a reader
 //!   compares cells by;
 //! - [`live`]: the records of `timerbench live` (`live.jsonl`, a folder of their own);
-//! - [`load`]: the other processes' CPU share while a command measured.
+//! - [`load`]: the other processes' CPU share while a command measured;
+//! - [`shards`]: the folders of one plan (its shards, its hosts) grouped into runs.
 //!
 //! `FORMAT.md` beside this crate writes the format down for readers that are not this
 //! crate: every field with its type and unit, what "per operation" means, the versions.
@@ -38,6 +39,7 @@ pub mod histogram;
 pub mod live;
 pub mod load;
 pub mod schema;
+pub mod shards;
 pub mod stats;
 pub mod summary;
 pub mod threads;

@@ -147,6 +147,12 @@ pub struct TcpFigures {
     /// registered files); empty in records from before it was recorded (epoll).
     #[serde(default)]
     pub io: String,
+    /// Why the run has `connections` connections: `requested` (`--timers`), `the seed's`
+    /// (the default, 100,000), `the smoke's`, or `the hard descriptor limit is 20,000`
+    /// when an engine's server, holding a descriptor per connection, set the default
+    /// (docs/live.md, *Sizes*); empty in records from before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub connections_why: String,
 }
 
 /// One live run: one implementation, one wait strategy, one workload.

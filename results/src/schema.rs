@@ -18,8 +18,8 @@ pub use crate::environment::Environment;
 pub const SCHEMA_VERSION: u32 = 5;
 
 /// The name of the floor (`timerbench run --floor`): not a queue, the bookkeeping any
-/// queue does (an arena slot per start, freed on stop) and nothing fired, so never
-/// verified. Its records are the yardstick the others are divided by, never ranked.
+/// queue that fires does (an arena slot per start, freed on stop and on firing, what fires
+/// read from a list recorded before), so never verified. Its records are the yardstick the others are divided by, never ranked.
 pub const FLOOR: &str = "floor";
 
 /// The floor's `precision` in its records.
@@ -137,6 +137,39 @@ pub struct Throughput {
     /// spread is the variance between processes (schema 2).
     #[serde(default)]
     pub process_medians: Vec<f64>,
+    /// The page faults of the timed replays after the fill, every process's summed
+    /// (schema 5, later; `null` in older records and in engine cells).
+    #[serde(default)]
+    pub page_faults: Option<PageFaults>,
+}
+
+/// The page faults a cell's timed replays took (`getrusage` of the measuring process read
+/// around each replay of the lines after the fill, the deltas summed over every replay of
+/// every process). A queue that reuses its pages takes none; a figure whose replays take a
+/// fresh page per few lines measures the host's cost of pages as much as the structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PageFaults {
+    /// Faults served without reading a disk (a fresh or reclaimed page).
+    pub minor: u64,
+    /// Faults that waited for a disk read.
+    pub major: u64,
+    /// The replays they were taken over.
+    pub replays: u64,
+}
+
+impl PageFaults {
+    /// Both counts and the replays of `other` added in.
+    pub fn add(&mut self, other: &PageFaults) {
+        self.minor += other.minor;
+        self.major += other.major;
+        self.replays += other.replays;
+    }
+
+    /// Minor and major faults per timed line: `lines` is the lines after the fill of one
+    /// replay.
+    pub fn per_line(&self, lines: u64) -> f64 {
+        (self.minor + self.major) as f64 / (self.replays.max(1) * lines.max(1)) as f64
+    }
 }
 
 impl Throughput {

@@ -229,6 +229,9 @@ fn the_environment_is_written_and_read_back() {
         max_processes: 0,
         spread_from: 0,
         processes_at_1m: 0,
+        plan: Some("0123abcd".to_string()),
+        shard: Some(timerbench_results::shards::Shard { index: 2, count: 3 }),
+        host_label: Some("left".to_string()),
     };
     write_environment(dir.path(), &environment).unwrap();
     let path = dir.path().join("environment.json");

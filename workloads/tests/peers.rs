@@ -10,7 +10,7 @@ use timerbench_workloads::{compile, families};
 
 #[test]
 fn every_peer_verifies_on_the_standard_suite() {
-    assert_eq!(PEERS.len(), 4, "the peers feature is on by default");
+    assert_eq!(PEERS.len(), 5, "the peers feature is on by default");
     let mut log = Vec::new();
     let mut failures = Vec::new();
     for mut case in SuiteFile::standard().cases("smoke").expect("smoke level") {

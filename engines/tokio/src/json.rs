@@ -5,10 +5,6 @@ use crate::sys::{self, Clock, Window};
 use crate::Connection;
 use std::fmt::Write;
 
-/// How the server waits and times out, for the record's `engine.server`.
-const SERVER: &str = "a tokio task per connection in tokio::select! between the socket's \
-    readiness and a tokio::time::Sleep pinned in the task, reset to the read time plus the \
-    timeout on every keepalive: an entry of the runtime's timer wheel (millisecond slots)";
 /// Whose CPU time the phases count.
 const CPU_OF: &str = "the whole server process, every thread (getrusage RUSAGE_SELF, user + \
     system), between the phase's ends as the process itself read them";
@@ -46,6 +42,7 @@ fn window(out: &mut String, name: &str, w: Window) {
 pub fn result(
     connections: &[Connection],
     flags: &[String],
+    server: &str,
     version: &str,
     workload: Window,
     idle: Window,
@@ -98,7 +95,7 @@ pub fn result(
         sys::peak_rss_bytes()
     );
     out.push_str("\"server\":");
-    string(&mut out, SERVER);
+    string(&mut out, server);
     out.push_str(",\"cpu_of\":");
     string(&mut out, CPU_OF);
     out.push_str(",\"wakeups_of\":");

@@ -14,11 +14,18 @@
 //! arrivals' count and pairs, then once `ready` tick 0 on CLOCK_MONOTONIC, then the end
 //! word; on stdout, lines `listening PORT`, `ready`, `result {JSON}` or `error: WHY`.
 //!
+//! A second form of the idle timer, `tokio-timeout-read` (current-thread), is the one most
+//! tokio code takes: `tokio::time::timeout` around each read, a new timer per read
+//! (`timeout_read`); the first is `sleep_reset`.
+//!
 //! Usage: tokio-keepalive ENGINE live-tcp connections=N tick-ns=T idle-ns=I [port=P],
-//! ENGINE `tokio-current-thread` or `tokio-multi-thread` (the runtime's flavour).
+//! ENGINE `tokio-current-thread` or `tokio-multi-thread` (the runtime's flavour, the
+//! `Sleep` reset) or `tokio-timeout-read` (current-thread, `timeout` around each read).
 
 mod json;
+mod sleep_reset;
 mod sys;
+mod timeout_read;
 
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +62,7 @@ struct Shared {
     /// Per connection: whether it said hello.
     seen: Mutex<Vec<bool>>,
     ending: AtomicBool,
+    timer: IdleTimer,
 }
 
 /// What the greeting tasks tell the main one.
@@ -80,11 +88,12 @@ struct Connection {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let flavour = match args.first().map(String::as_str) {
-        Some("tokio-current-thread") => Flavour::CurrentThread,
-        Some("tokio-multi-thread") => Flavour::MultiThread,
+    let (flavour, timer) = match args.first().map(String::as_str) {
+        Some("tokio-current-thread") => (Flavour::CurrentThread, IdleTimer::SleepReset),
+        Some("tokio-multi-thread") => (Flavour::MultiThread, IdleTimer::SleepReset),
+        Some("tokio-timeout-read") => (Flavour::CurrentThread, IdleTimer::TimeoutRead),
         _ => {
-            println!("error: usage: tokio-keepalive tokio-current-thread|tokio-multi-thread live-tcp key=value...");
+            println!("error: usage: tokio-keepalive tokio-current-thread|tokio-multi-thread|tokio-timeout-read live-tcp key=value...");
             std::process::exit(2);
         }
     };
@@ -92,7 +101,7 @@ fn main() {
         println!("error: the tokio engine has only the `live-tcp` mode (a live keepalive server)");
         std::process::exit(2);
     }
-    std::process::exit(serve_keepalive(flavour, &args[2..]));
+    std::process::exit(serve_keepalive(flavour, timer, &args[2..]));
 }
 
 #[derive(Clone, Copy)]
@@ -101,17 +110,44 @@ enum Flavour {
     MultiThread,
 }
 
+/// How a connection's task keeps its idle timer.
+#[derive(Clone, Copy)]
+enum IdleTimer {
+    /// One `Sleep` per connection, reset on every keepalive (`sleep_reset`).
+    SleepReset,
+    /// `tokio::time::timeout` around each read (`timeout_read`).
+    TimeoutRead,
+}
+
+impl IdleTimer {
+    /// Its label in the record's `runtime_flags`.
+    fn flag(self) -> &'static str {
+        match self {
+            IdleTimer::SleepReset => "timer=sleep-reset",
+            IdleTimer::TimeoutRead => "timer=timeout-read",
+        }
+    }
+
+    /// Its words in the record's `engine.server`.
+    fn server(self) -> &'static str {
+        match self {
+            IdleTimer::SleepReset => sleep_reset::SERVER,
+            IdleTimer::TimeoutRead => timeout_read::SERVER,
+        }
+    }
+}
+
 /// The whole `live-tcp` mode; its exit status.
-fn serve_keepalive(flavour: Flavour, args: &[String]) -> i32 {
+fn serve_keepalive(flavour: Flavour, timer: IdleTimer, args: &[String]) -> i32 {
     let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
-    let (shared, port, idle_ns) = match set_up(args, &mut stdin) {
+    let (shared, port, idle_ns) = match set_up(args, timer, &mut stdin) {
         Ok(set) => set,
         Err(why) => {
             println!("error: {why}");
             return 1;
         }
     };
-    let (runtime, flags) = match flavour {
+    let (runtime, mut flags) = match flavour {
         Flavour::CurrentThread => (
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -132,6 +168,7 @@ fn serve_keepalive(flavour: Flavour, args: &[String]) -> i32 {
             )
         }
     };
+    flags.push(timer.flag().to_string());
     let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -148,7 +185,11 @@ fn serve_keepalive(flavour: Flavour, args: &[String]) -> i32 {
     }
 }
 
-fn set_up(args: &[String], stdin: &mut impl Read) -> Result<(Shared, u16, u64), String> {
+fn set_up(
+    args: &[String],
+    timer: IdleTimer,
+    stdin: &mut impl Read,
+) -> Result<(Shared, u16, u64), String> {
     let mut connections = -1i64;
     let mut tick_ns = -1i64;
     let mut idle_ns = -1i64;
@@ -185,6 +226,7 @@ fn set_up(args: &[String], stdin: &mut impl Read) -> Result<(Shared, u16, u64), 
         keepalives,
         seen: Mutex::new(vec![false; n]),
         ending: AtomicBool::new(false),
+        timer,
     };
     Ok((shared, port as u16, idle_ns as u64))
 }
@@ -311,7 +353,15 @@ async fn run(
     connections.sort_by_key(|c| c.slot);
     println!(
         "result {}",
-        json::result(&connections, &flags, TOKIO_VERSION, workload, idle, clock)
+        json::result(
+            &connections,
+            &flags,
+            shared.timer.server(),
+            TOKIO_VERSION,
+            workload,
+            idle,
+            clock
+        )
     );
     Ok(())
 }
@@ -374,88 +424,27 @@ async fn greet(
         rearmed: 0,
         problem: None,
     };
-    serve(&shared, &mut c, stream, origin, clock, end, armed).await;
+    match shared.timer {
+        IdleTimer::SleepReset => {
+            sleep_reset::serve(&shared, &mut c, stream, origin, clock, end, armed).await
+        }
+        IdleTimer::TimeoutRead => {
+            timeout_read::serve(&shared, &mut c, stream, origin, end, armed).await
+        }
+    }
     Some(c)
-}
-
-/// The connection's life from tick 0: its fill deadline, then keepalives read as they
-/// come, each resetting the sleep, until the sleep fires with nothing more to read (the
-/// idle timeout closes it), the client closes it, or the workload ends.
-async fn serve(
-    shared: &Shared,
-    c: &mut Connection,
-    stream: TcpStream,
-    origin: i64,
-    clock: sys::Clock,
-    mut end: watch::Receiver<bool>,
-    armed: mpsc::UnboundedSender<()>,
-) {
-    let sleep = tokio::time::sleep_until(clock.at(origin));
-    tokio::pin!(sleep);
-    let ticks = shared.fill_ticks[c.slot];
-    if ticks >= 0 {
-        c.deadline = origin + ticks * shared.tick_ns;
-        sleep.as_mut().reset(clock.at(c.deadline));
-    }
-    let _ = armed.send(());
-    loop {
-        // Checked on every turn: the end's signal, sent after `ending`, is then either
-        // seen here or wakes the select below.
-        if shared.ending.load(Ordering::SeqCst) {
-            let how = loop {
-                match read_now(shared, c, &stream, &mut sleep, clock) {
-                    (_, ended) if ended != STILL_OPEN => break ended,
-                    (0, _) => break CLOSED_AT_END,
-                    _ => {}
-                }
-            };
-            return close(c, stream, how);
-        }
-        tokio::select! {
-            biased;
-            _ = end.changed() => {}
-            ready = stream.readable() => {
-                if ready.is_err() {
-                    return close(c, stream, CLOSED_BY_CLIENT);
-                }
-                let (_, ended) = read_now(shared, c, &stream, &mut sleep, clock);
-                if ended != STILL_OPEN {
-                    return close(c, stream, ended);
-                }
-            }
-            _ = &mut sleep, if c.deadline >= 0 => {
-                // As the Rust server: one more read without waiting; a keepalive already
-                // there (sent before the deadline, not yet read) re-arms it instead.
-                match read_now(shared, c, &stream, &mut sleep, clock) {
-                    (_, ended) if ended != STILL_OPEN => return close(c, stream, ended),
-                    (0, _) => return close(c, stream, CLOSED_BY_TIMER),
-                    _ => c.rearmed += 1,
-                }
-            }
-        }
-    }
 }
 
 /// Reads once without waiting: the keepalives taken (0 if no whole one was there), and
 /// how the connection ended if that read ended it, else `STILL_OPEN`.
-fn read_now(
-    shared: &Shared,
-    c: &mut Connection,
-    stream: &TcpStream,
-    sleep: &mut std::pin::Pin<&mut tokio::time::Sleep>,
-    clock: sys::Clock,
-) -> (usize, i64) {
+fn try_take(shared: &Shared, c: &mut Connection, stream: &TcpStream) -> (usize, i64) {
     match stream.try_read(&mut c.buf[c.have..]) {
         Ok(0) => (0, CLOSED_BY_CLIENT),
         Ok(n) => {
             let before = c.reads.len();
-            if take(shared, c, n, sys::mono_now()) {
-                if c.reads.len() > before {
-                    sleep.as_mut().reset(clock.at(c.deadline));
-                }
-                (c.reads.len() - before, STILL_OPEN)
-            } else {
-                (0, CLOSED_FOR_PROTOCOL)
+            match take(shared, c, n, sys::mono_now()) {
+                true => (c.reads.len() - before, STILL_OPEN),
+                false => (0, CLOSED_FOR_PROTOCOL),
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => (0, STILL_OPEN),

@@ -1,9 +1,10 @@
 //! What the cell asks of the operating system: glibc's allocator tuned for measuring (by
 //! re-executing the process, since glibc reads its tunables only at start-up), and the
-//! `/proc` readers for the figures no portable API gives (minor page faults, peak RSS).
+//! readers of the process's figures: its page faults (`getrusage`), and from `/proc` its
+//! peak RSS, which no portable API gives.
 //!
 //! The tuning is Linux with glibc only, behind `cfg`; elsewhere the allocator is left as it
-//! is. The readers are not behind `cfg`: where `/proc` is missing they say so (0 page
+//! is. The readers are not behind `cfg`: where they cannot read they say so (0 page
 //! faults, or why the peak RSS is unknown) and the cell goes on.
 
 /// The environment variable that marks a process already re-executed by
@@ -111,17 +112,19 @@ pub fn allocator_tunables() -> Option<String> {
         .map(|_| std::env::var("GLIBC_TUNABLES").unwrap_or_default())
 }
 
-/// Minor page faults of this process so far (`minflt`, the tenth field of
-/// `/proc/self/stat`), or 0 where that cannot be read.
-pub fn minor_page_faults() -> u64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0;
-    };
-    // The command name, field 2, is in parentheses and may hold spaces.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
-        .and_then(|field| field.parse().ok())
-        .unwrap_or(0)
+/// Minor and major page faults of this process so far, from `getrusage(RUSAGE_SELF)`, or
+/// `(0, 0)` where that fails.
+pub fn page_faults() -> (u64, u64) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` writes one `rusage` through the pointer, which points to a
+    // zeroed one of ours, and reads nothing else.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        return (0, 0);
+    }
+    // SAFETY: zeroed is a valid `rusage` (integers only), and the call succeeded.
+    let usage = unsafe { usage.assume_init() };
+    (usage.ru_minflt as u64, usage.ru_majflt as u64)
 }
 
 /// The process's peak resident set, from `VmHWM` in `/proc/self/status`.
@@ -154,6 +157,21 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn the_page_faults_are_read() {
-        assert!(minor_page_faults() > 0);
+        assert!(page_faults().0 > 0);
+    }
+
+    /// Touching fresh pages is counted by `getrusage` as minor faults.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn fresh_pages_are_counted_as_minor_faults() {
+        let (before, _) = page_faults();
+        let pages = 256;
+        let mut block = vec![0u8; pages * 4096];
+        for page in block.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        std::hint::black_box(&block);
+        let (after, _) = page_faults();
+        assert!(after >= before + pages as u64 / 2, "{before} then {after}");
     }
 }

@@ -17,8 +17,11 @@
 //! `timerbench cell` records all four; `cargo bench` reports the one per unit after the
 //! fill (its throughput elements), which is the record's `ns_per_unit_after_fill`.
 
+use super::verify::Verified;
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use timerbench_impls::floor::{Firings, building_with};
 use timerbench_impls::{TimerId, TimerQueue, Variant};
 use timerbench_workloads::Program;
 use timerbench_workloads::program::Step;
@@ -26,19 +29,35 @@ use timerbench_workloads::reference::Summary;
 use timerbench_workloads::replay::{Counts, Observer, Quiet, ReplayError, drive, empty_handles};
 
 /// How a pass builds its queues: the variant (its parameters) and the capacity, the peak
-/// the verification found.
+/// the verification found, and for the floor what it fires.
 #[derive(Debug, Clone, Copy)]
 pub struct Recipe<'v> {
     /// The implementation and its parameters.
     pub variant: &'v Variant,
     /// Room for this many pending timers.
     pub capacity: usize,
+    /// The floor's firings on the workload (its warm-up's,
+    /// [`Verified::firings`](super::verify::Verified::firings)); `None` for a queue.
+    pub firings: Option<&'v Arc<Firings>>,
 }
 
-impl Recipe<'_> {
-    /// A fresh queue.
+impl<'v> Recipe<'v> {
+    /// The recipe of `variant` as `verified` on the workload: its peak as the capacity, and
+    /// the floor's firings.
+    pub fn verified(variant: &'v Variant, verified: &'v Verified) -> anyhow::Result<Self> {
+        Ok(Recipe {
+            variant,
+            capacity: verified.capacity()?,
+            firings: verified.firings.as_ref(),
+        })
+    }
+
+    /// A fresh queue (a floor that fires the recipe's firings).
     pub fn build<Q: TimerQueue<u64>>(&self) -> Q {
-        self.variant.build(self.capacity)
+        match self.firings {
+            Some(firings) => building_with(firings, || self.variant.build(self.capacity)),
+            None => self.variant.build(self.capacity),
+        }
     }
 }
 
@@ -289,6 +308,7 @@ mod tests {
                 .fresh_queue::<BinaryHeapTimers<u64>>(Recipe {
                     variant: &heap,
                     capacity,
+                    firings: None,
                 })
                 .unwrap()
                 .time();
@@ -326,6 +346,7 @@ mod tests {
         let recipe = Recipe {
             variant: &heap,
             capacity: 50,
+            firings: None,
         };
         let mut replayed = TimedWorkload::whole(&program)
             .fresh_queue::<BinaryHeapTimers<u64>>(recipe)

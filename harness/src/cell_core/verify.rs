@@ -10,13 +10,15 @@
 //! workload loaded with the model, which only a failing implementation pays for.
 
 use anyhow::Context;
+use std::sync::Arc;
+use timerbench_impls::floor::{Firings, FiringsRecorder, building_with};
 use timerbench_impls::{TimerQueue, Variant};
 use timerbench_workloads::Program;
 use timerbench_workloads::bounded::Lateness;
 use timerbench_workloads::reference::Summary;
 use timerbench_workloads::replay::{
-    Counts, Recorder, ReplayError, describe, drive, empty_handles, replay, replay_within_bound,
-    summarize,
+    Counts, Quiet, Recorder, ReplayError, describe, drive, empty_handles, replay,
+    replay_within_bound, summarize,
 };
 
 /// An implementation that replayed a workload exactly as the reference did.
@@ -26,6 +28,9 @@ pub struct Verified {
     pub summary: Summary,
     /// The most timers pending at once: the capacity every later queue is built with.
     pub peak_pending: u64,
+    /// The floor's: what it fires on this workload, which every later floor is built with
+    /// ([`Recipe`](super::timed::Recipe)); `None` for a queue.
+    pub firings: Option<Arc<Firings>>,
 }
 
 impl Verified {
@@ -52,7 +57,7 @@ pub fn verify<Q: TimerQueue<u64>>(
     program: &Program,
     reference: &Summary,
 ) -> Result<Verified, Mismatch> {
-    let replayed = replay_recorded::<Q>(variant, program, reference.fired)?;
+    let replayed = replay_recorded(variant.build::<Q>(0), program, reference.fired)?;
     let differences = differences(reference, &replayed.summary);
     if !differences.is_empty() {
         return Err(Mismatch {
@@ -66,21 +71,44 @@ pub fn verify<Q: TimerQueue<u64>>(
     Ok(replayed)
 }
 
-/// The floor's warm-up ([`timerbench_impls::floor`]): the same replay as [`verify`]'s, its
-/// summary taken as it is. The floor fires nothing, so it cannot equal the model's: it is
-/// never verified, and the summary only serves to check that its later replays do the
-/// same as this one.
+/// The floor's warm-up ([`timerbench_impls::floor`]): its firings recorded by one replay
+/// through a [`FiringsRecorder`], then the same replay as [`verify`]'s through a floor that
+/// fires them, its summary taken as it is. The floor reads what fires instead of finding
+/// it, so it is never verified, and the summary only serves to check that its later
+/// replays do the same as this one. The firings go with the result, for every later floor.
 pub fn replay_unverified<Q: TimerQueue<u64>>(
     variant: &Variant,
     program: &Program,
 ) -> Result<Verified, Mismatch> {
-    replay_recorded::<Q>(variant, program, 0)
+    let firings = Arc::new(floor_firings(program).map_err(|e| Mismatch {
+        message: format!("recording the floor's firings: {e}"),
+        digest: None,
+    })?);
+    let queue = building_with(&firings, || variant.build::<Q>(0));
+    let mut verified = replay_recorded(queue, program, firings.len() as u64)?;
+    verified.firings = Some(firings);
+    Ok(verified)
 }
 
-/// One replay through a new `Q` logging every firing (`expected_firings` sizes the log),
-/// summarised, with every handle reported checked against the one `start` gave.
+/// What a floor fires on `program`: one replay through a [`FiringsRecorder`], untimed.
+pub fn floor_firings(program: &Program) -> Result<Firings, ReplayError> {
+    let mut recorder = FiringsRecorder::<u64>::with_capacity(program.peak_pending as usize);
+    let mut handles = empty_handles(program);
+    let mut counts = Counts::default();
+    drive(
+        &mut recorder,
+        program,
+        &mut handles,
+        &mut counts,
+        &mut Quiet,
+    )?;
+    Ok(recorder.into_firings())
+}
+
+/// One replay through `queue`, a new one, logging every firing (`expected_firings` sizes
+/// the log), summarised, with every handle reported checked against the one `start` gave.
 fn replay_recorded<Q: TimerQueue<u64>>(
-    variant: &Variant,
+    mut queue: Q,
     program: &Program,
     expected_firings: u64,
 ) -> Result<Verified, Mismatch> {
@@ -88,8 +116,6 @@ fn replay_recorded<Q: TimerQueue<u64>>(
     let mut log = Vec::with_capacity(expected_firings.min(1 << 28) as usize);
     let mut handles = empty_handles(program);
     let mut counts = Counts::default();
-    // The peak is not known yet (the file may have been loaded without the model).
-    let mut queue: Q = variant.build(0);
     let mut recorder = Recorder {
         log: &mut log,
         wrong_handle: None,
@@ -129,6 +155,7 @@ fn replay_recorded<Q: TimerQueue<u64>>(
     Ok(Verified {
         summary,
         peak_pending: counts.peak_pending,
+        firings: None,
     })
 }
 
@@ -149,6 +176,7 @@ pub fn verify_within_bound<Q: TimerQueue<u64>>(
     let verified = Verified {
         summary: replayed.summary,
         peak_pending: replayed.peak_pending,
+        firings: None,
     };
     Ok((verified, replayed.lateness))
 }
@@ -221,6 +249,32 @@ mod tests {
                 verify::<BinaryHeapTimers<u64>>(&heap, &program, &program.summary).unwrap();
             assert_eq!(verified.summary, program.summary, "{family}");
             assert_eq!(verified.peak_pending, program.peak_pending, "{family}");
+        }
+    }
+
+    /// The floor fires from its recorded list what the model fires, so its replay, which is
+    /// never verified, comes out as the model's; and a timed replay of it after the fill,
+    /// built by the recipe, fires the same and ends with the model's pending count.
+    #[test]
+    fn the_floor_with_its_firings_replays_as_the_model_does() {
+        use crate::cell_core::timed::{Recipe, TimedWorkload};
+        use timerbench_impls::floor::Floor;
+        let floor = Variant::parse("floor").unwrap();
+        for family in ["hold", "start-stop", "burst", "retransmit", "keepalive"] {
+            let program = generated(family, 500, &[]);
+            let verified = replay_unverified::<Floor<u64>>(&floor, &program).unwrap();
+            // hold fires at every sleep (`n`), which moves the clock only until one fires.
+            assert!(
+                family == "start-stop" || program.summary.fired > 0,
+                "{family} fires"
+            );
+            assert_eq!(verified.summary, program.summary, "{family}");
+            let firings = verified.firings.as_ref().expect("the floor's firings");
+            assert_eq!(firings.len() as u64, program.summary.fired, "{family}");
+            let split = TimedWorkload::after_fill(&program, program.fill_steps()).unwrap();
+            let recipe = Recipe::verified(&floor, &verified).unwrap();
+            let timed = split.fresh_queue::<Floor<u64>>(recipe).unwrap().time();
+            assert_eq!(timed.replayed.check(&program.summary), Ok(()), "{family}");
         }
     }
 

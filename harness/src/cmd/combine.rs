@@ -29,7 +29,8 @@ use timerbench_results::counts::Metric;
 /// confidence interval (Student's t over the runs' medians; runs are the top level).
 #[derive(clap::Args)]
 pub struct Args {
-    /// The results folders (of `timerbench run`), one per run.
+    /// The results folders (of `timerbench run`), one per run; the shards of a run
+    /// (`run --shard K/N`) are read as that one run.
     #[arg(value_name = "RUN", required = true)]
     runs: Vec<PathBuf>,
     /// `text` (aligned columns) or `markdown` (a GitHub table).

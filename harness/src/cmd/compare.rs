@@ -30,14 +30,15 @@
 //! without counts reads as without figures, with where counts come from; two runs counted
 //! on different simulated machines are refused.
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use machine::cell_memory_probe;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use timerbench_report::thousands;
-use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell, read_run};
+use timerbench_results::shards::{RunGroup, group_runs};
+use timerbench_results::{CellKey, CellRecord, Status, latest_by_cell};
 
 pub use crate::runs::{Figures, MAD_TO_SIGMA, figures};
 use crate::runs::{check_geometries, figures_by, lacks_counts, run_geometry};
@@ -50,7 +51,7 @@ mod render;
 mod runs;
 
 /// How many combined standard deviations apart two medians must be to be beyond noise.
-pub const K: f64 = 3.0;
+pub const K: f64 = timerbench_results::stats::NOISE_K;
 /// The band of the last line's count: `K of N cells within ±5%`.
 const WITHIN: f64 = 0.05;
 
@@ -72,6 +73,8 @@ pub struct Args {
     b: Option<PathBuf>,
     /// Several runs of the baseline (with `--b`): each cell's mean over runs, and
     /// "differs" only where the runs' 95% interval of B/A excludes 1 (`compare/runs.rs`).
+    /// The shards of one plan are one run; with one run a side, of which one in shards,
+    /// the two are compared cell by cell as A B are.
     #[arg(long = "a", value_name = "RUN", num_args = 1.., requires = "runs_b", conflicts_with_all = ["a", "b"])]
     runs_a: Vec<PathBuf>,
     /// Several runs compared with the `--a` runs.
@@ -124,8 +127,26 @@ struct Side {
     geometry: Option<CacheGeometry>,
 }
 
-fn load(folder: &Path) -> anyhow::Result<Side> {
-    let lines = read_run(folder)?.records;
+/// Reads one side: a folder, or the shards of one plan merged into one run.
+fn load(folders: &[PathBuf], side: &str) -> anyhow::Result<Side> {
+    let groups = group_runs(folders).with_context(|| side.to_string())?;
+    let [group] = groups.as_slice() else {
+        bail!(
+            "{side}: {} runs given where one run is compared (give the shards of one plan,              or compare several runs with --a RUN... --b RUN...)",
+            groups.len()
+        );
+    };
+    load_group(group)
+}
+
+fn load_group(group: &RunGroup) -> anyhow::Result<Side> {
+    let folder = group.first();
+    let lines: Vec<_> = group
+        .read()?
+        .records
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect();
     let mut order: Vec<CellKey> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for line in &lines {
@@ -233,13 +254,26 @@ struct Comparison {
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if !args.runs_a.is_empty() {
+        let a = group_runs(&args.runs_a).context("--a")?;
+        let b = group_runs(&args.runs_b).context("--b")?;
+        // The shards of one run a side: those two runs cell by cell, as `compare A B`.
+        if let ([a], [b]) = (a.as_slice(), b.as_slice())
+            && (a.is_merged() || b.is_merged())
+        {
+            return compare_sides(args, load_group(a)?, load_group(b)?);
+        }
         return runs::run(&args.runs_a, &args.runs_b, args.format, args.metric);
     }
     let (Some(a), Some(b)) = (&args.a, &args.b) else {
         bail!("give two results folders A B, or several runs with --a RUN... --b RUN...");
     };
-    let a = load(a)?;
-    let b = load(b)?;
+    let a = load(std::slice::from_ref(a), "A")?;
+    let b = load(std::slice::from_ref(b), "B")?;
+    compare_sides(args, a, b)
+}
+
+/// Compares the runs `a` and `b` cell by cell (the module's rule).
+fn compare_sides(args: &Args, a: Side, b: Side) -> anyhow::Result<ExitCode> {
     check_geometries(
         args.metric,
         &[(&a.folder, a.geometry), (&b.folder, b.geometry)],

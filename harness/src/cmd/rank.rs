@@ -20,9 +20,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_report::{RankEntry, Ranking, RunRankings, rank_run_by};
+use timerbench_report::{RankEntry, Ranking, RunRankings, rank_group_by, rank_hosts_by};
 use timerbench_results::counts::Metric;
-use timerbench_results::{latest_by_cell, newest_run, read_run};
+use timerbench_results::latest_by_cell;
+use timerbench_results::newest_run;
+use timerbench_results::shards::{RunGroup, group_runs};
+
+mod hosts;
 
 /// Print the rankings of the report's summary: per workload family, best first.
 ///
@@ -33,9 +37,11 @@ use timerbench_results::{latest_by_cell, newest_run, read_run};
 #[derive(clap::Args)]
 pub struct Args {
     /// A results folder of `timerbench run` (default: the newest folder under results/,
-    /// as `timerbench report` picks it).
+    /// as `timerbench report` picks it); or the folders of one plan: its shards, read as
+    /// one run, and runs of it from several hosts, each ranked on its own with the pairs
+    /// whose order flips between hosts (docs/scale-out.md).
     #[arg(value_name = "RESULTS_DIR")]
-    folder: Option<PathBuf>,
+    folders: Vec<PathBuf>,
     /// `text` (aligned columns) or `markdown` (GitHub tables, for an issue).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -47,29 +53,38 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let folder = match &args.folder {
-        Some(folder) => folder.clone(),
-        None => newest_run(Path::new("results")).map_err(|e| {
+    let folders = if args.folders.is_empty() {
+        vec![newest_run(Path::new("results")).map_err(|e| {
             anyhow::anyhow!(
                 "no results folder given, and {e:#} (run `timerbench run` first, or name a folder)"
             )
-        })?,
+        })?]
+    } else {
+        args.folders.clone()
     };
-    let rankings = rank_run_by(&folder, &catalog(), args.metric)?;
-    let mut out = render(&folder, &rankings, args.format, args.metric);
+    let groups = group_runs(&folders)?;
+    let mut out = if let [group] = groups.as_slice() {
+        let rankings = rank_group_by(group, &catalog(), args.metric)?;
+        render(&group.describe(), &rankings, args.format, args.metric)
+    } else {
+        let view = rank_hosts_by(&groups, &catalog(), args.metric)?;
+        hosts::render(&view, args.format, args.metric)
+    };
     if args.metric.is_count() {
-        out.push_str(&without_counts(&folder, args.metric)?);
+        for group in &groups {
+            out.push_str(&without_counts(group, args.metric)?);
+        }
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
-/// The closing note of a count ranking: how many verified cells of the folder have no
+/// The closing note of a count ranking: how many verified cells of the run have no
 /// counts (they are missing from the ranking), and where counts come from; refuses a
-/// folder whose counts model two different machines.
-fn without_counts(folder: &Path, metric: Metric) -> anyhow::Result<String> {
-    let records = latest_by_cell(read_run(folder)?.records.into_iter().map(|l| l.record));
-    crate::runs::run_geometry(folder, records.values())?;
+/// run whose counts model two different machines.
+fn without_counts(group: &RunGroup, metric: Metric) -> anyhow::Result<String> {
+    let records = latest_by_cell(group.read()?.records.into_iter().map(|(_, l)| l.record));
+    crate::runs::run_geometry(group.first(), records.values())?;
     let missing = records
         .values()
         .filter(|r| crate::runs::lacks_counts(r, metric))
@@ -85,7 +100,7 @@ fn without_counts(folder: &Path, metric: Metric) -> anyhow::Result<String> {
     })
 }
 
-fn render(folder: &Path, rankings: &RunRankings, format: Format, metric: Metric) -> String {
+fn render(folder: &str, rankings: &RunRankings, format: Format, metric: Metric) -> String {
     let markdown = format == Format::Markdown;
     let mut out = String::new();
     if metric.is_count() {
@@ -96,7 +111,7 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format, metric: Metric)
              at a size) it has counts for; a size whose fewest is 0 is left out. Counts say\n\
              what a structure did on a simulated machine, exactly; which is faster stays a\n\
              question for the time (`--metric ns`).",
-            folder.display(),
+            folder,
             rankings.workloads,
             if rankings.workloads == 1 { "" } else { "s" },
             metric.unit()
@@ -109,7 +124,7 @@ fn render(folder: &Path, rankings: &RunRankings, format: Format, metric: Metric)
              1.00× is the fastest everywhere. Exact structures are ranked among themselves; one\n\
              with fewer cells than the most is listed after them, unranked (`–`). Approximate\n\
              ones, which may fire late, are ranked apart, their lateness beside their speed.",
-            folder.display(),
+            folder,
             rankings.workloads,
             if rankings.workloads == 1 { "" } else { "s" }
         );

@@ -1,7 +1,7 @@
 //! How each engine is built from its source in `engines/` into the build directory, when
 //! its toolchain is on this machine.
 
-use super::{Engine, JVM_FLAGS, NETTY_COMMON_JAR, Toolchain};
+use super::{Engine, JVM_FLAGS, NETTY_JARS, SERVER_JVM_FLAGS, Toolchain};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,7 +73,7 @@ pub fn build(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String
     Builder::new(sources, build).build(engine)
 }
 
-/// Whether the toolchain is here: its programs on `PATH`, Netty's jar in its place.
+/// Whether the toolchain is here: its programs on `PATH`, Netty's jars in their place.
 fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     let missing = |what: &str| {
         Err(NotBuilt::Unsupported(format!(
@@ -84,11 +84,16 @@ fn present(toolchain: Toolchain) -> Result<(), NotBuilt> {
     if let Some(program) = toolchain.programs().iter().find(|p| !on_path(p)) {
         return missing(&format!("`{program}`"));
     }
-    if toolchain == Toolchain::Netty && !Path::new(NETTY_COMMON_JAR).is_file() {
-        return missing(NETTY_COMMON_JAR);
+    if toolchain == Toolchain::Netty
+        && let Some(jar) = NETTY_JARS.iter().find(|j| !Path::new(j).is_file())
+    {
+        return missing(jar);
     }
     if toolchain == Toolchain::Libuv && libuv_flags().is_none() {
         return missing("libuv (`pkg-config libuv`)");
+    }
+    if toolchain == Toolchain::Libev && !libev_links() {
+        return missing("libev (`ev.h` and `-lev`)");
     }
     Ok(())
 }
@@ -121,6 +126,13 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
                 .args(libuv_flags().unwrap_or_default())
                 .arg("-lpthread"),
         ),
+        Toolchain::Libev => run_build(
+            Command::new("cc")
+                .args(["-O2", "-o"])
+                .arg(absolute(build)?.join("libev-keepalive"))
+                .arg(sources.join("libev").join("keepalive.c"))
+                .args(["-lev", "-lpthread"]),
+        ),
         Toolchain::Cargo => run_build(
             Command::new("cargo")
                 .args([
@@ -146,8 +158,14 @@ fn compile(toolchain: Toolchain, sources: &Path, build: &Path) -> Result<(), Not
 /// The command that runs a compiled engine.
 fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>, NotBuilt> {
     let java = |classpath: String, class: &str| {
+        // A Netty engine with a live server is only that server, with a server's heap.
+        let flags = if engine.live {
+            SERVER_JVM_FLAGS
+        } else {
+            JVM_FLAGS
+        };
         std::iter::once("java")
-            .chain(JVM_FLAGS.iter().copied())
+            .chain(flags.iter().copied())
             .chain(["-cp", classpath.as_str(), class, engine.name])
             .map(String::from)
             .collect::<Vec<String>>()
@@ -159,12 +177,21 @@ fn command(engine: &Engine, sources: &Path, build: &Path) -> Result<Vec<String>,
         ],
         Toolchain::Go => vec![absolute(build)?.join("go-runtime").display().to_string()],
         Toolchain::Java => java(build.join("java").display().to_string(), "Engine"),
+        Toolchain::Netty if engine.live => java(netty_classpath(build), "NettyKeepalive"),
         Toolchain::Netty => java(netty_classpath(build), "NettyEngine"),
         Toolchain::Libuv => vec![
             absolute(build)?
                 .join("libuv-keepalive")
                 .display()
                 .to_string(),
+        ],
+        // The engine's name picks the manual's strategy.
+        Toolchain::Libev => vec![
+            absolute(build)?
+                .join("libev-keepalive")
+                .display()
+                .to_string(),
+            engine.name.to_string(),
         ],
         // The engine's name picks the runtime's flavour.
         Toolchain::Cargo => vec![
@@ -187,6 +214,27 @@ fn libuv_flags() -> Option<Vec<String>> {
         .then(|| flags.split_whitespace().map(String::from).collect())
 }
 
+/// Whether libev's header and library are here: a program that includes `ev.h` and calls
+/// libev compiles and links with `-lev` (Debian's libev has no pkg-config file to ask).
+pub fn libev_links() -> bool {
+    use std::io::Write;
+    const PROBE: &[u8] = b"#include <ev.h>\nint main(void) { return ev_version_major() < 4; }\n";
+    let child = Command::new("cc")
+        .args(["-x", "c", "-", "-o", "/dev/null", "-lev"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return false;
+    };
+    let fed = child
+        .stdin
+        .take()
+        .is_some_and(|mut stdin| stdin.write_all(PROBE).is_ok());
+    child.wait().is_ok_and(|status| status.success()) && fed
+}
+
 /// Where `cargo build --release --target-dir BUILD/tokio` puts tokio's server.
 fn tokio_binary(build: &Path) -> Result<PathBuf, NotBuilt> {
     Ok(absolute(build)?
@@ -195,12 +243,13 @@ fn tokio_binary(build: &Path) -> Result<PathBuf, NotBuilt> {
         .join("tokio-keepalive"))
 }
 
-/// The JDK engines' classes, Netty's engine's, and Netty's jar.
+/// The JDK engines' classes, Netty's engines', and Netty's jars.
 fn netty_classpath(build: &Path) -> String {
     format!(
-        "{}:{}:{NETTY_COMMON_JAR}",
+        "{}:{}:{}",
         build.join("java").display(),
-        build.join("netty").display()
+        build.join("netty").display(),
+        NETTY_JARS.join(":")
     )
 }
 

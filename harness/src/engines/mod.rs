@@ -15,21 +15,26 @@ pub enum Toolchain {
     Go,
     /// Java (`javac`, `java`), Debian's `default-jdk-headless`.
     Java,
-    /// Java and Netty's `netty-common.jar`, Debian's `libnetty-java`.
+    /// Java and Netty's jars ([`NETTY_JARS`]), Debian's `libnetty-java`: `HashedWheelTimer`
+    /// for the replay engine, the transport and `IdleStateHandler` for the live servers.
     Netty,
     /// A Rust project of its own (`cargo build --release --locked`), outside timerbench's
     /// workspace: tokio's server.
     Cargo,
     /// C (`cc`) and libuv (`pkg-config libuv`), Debian's `libuv1-dev`.
     Libuv,
+    /// C (`cc`) and libev (`ev.h`, `-lev`: Debian's has no pkg-config file), Debian's
+    /// `libev-dev`.
+    Libev,
 }
 
-/// The JVM's flags for every JDK engine (docs/engines.md, *JVM flags*), answered back in
-/// `runtime_flags`. A fixed heap (`-Xms` = `-Xmx`), touched at start, so that it never
-/// resizes and no sample pays for touching new pages; a fixed young generation, large
-/// enough for an iteration's garbage; the serial collector: its collections stop the
-/// engine's thread and run on one thread, with no concurrent collector work on the second
-/// core beside the timers' worker, and the cheapest write barrier.
+/// The JVM's flags for every JDK engine but Netty's live servers ([`SERVER_JVM_FLAGS`];
+/// docs/engines.md, *JVM flags*), answered back in `runtime_flags`. A fixed heap (`-Xms` =
+/// `-Xmx`), touched at start, so that it never resizes and no sample pays for touching new
+/// pages; a fixed young generation, large enough for an iteration's garbage; the serial
+/// collector: its collections stop the engine's thread and run on one thread, with no
+/// concurrent collector work on the second core beside the timers' worker, and the
+/// cheapest write barrier.
 pub const JVM_FLAGS: &[&str] = &[
     "-Xms1g",
     "-Xmx1g",
@@ -41,6 +46,28 @@ pub const JVM_FLAGS: &[&str] = &[
 /// Where Debian's `libnetty-java` puts the jar that holds `HashedWheelTimer`.
 pub const NETTY_COMMON_JAR: &str = "/usr/share/java/netty-common.jar";
 
+/// Every jar of Debian's `libnetty-java` that Netty's engines are compiled and run with:
+/// `HashedWheelTimer` (common), and for the live servers the transport (NIO, and native epoll
+/// where its library loads), its buffers and resolver, and `IdleStateHandler` (handler,
+/// which links against codec).
+pub const NETTY_JARS: &[&str] = &[
+    NETTY_COMMON_JAR,
+    "/usr/share/java/netty-buffer.jar",
+    "/usr/share/java/netty-resolver.jar",
+    "/usr/share/java/netty-transport.jar",
+    "/usr/share/java/netty-codec.jar",
+    "/usr/share/java/netty-handler.jar",
+    "/usr/share/java/netty-transport-native-unix-common.jar",
+    "/usr/share/java/netty-transport-native-epoll.jar",
+];
+
+/// The JVM's flags for the Netty keepalive servers (`live --tcp`), answered back in
+/// `runtime_flags`. A fixed heap, so that it never resizes, but not touched at start: a
+/// server's peak RSS is then the pages it used, not the heap's size. The serial collector,
+/// as for the replay engines ([`JVM_FLAGS`]): its collections run on one thread, and the
+/// process's CPU holds no concurrent collector's work.
+pub const SERVER_JVM_FLAGS: &[&str] = &["-Xms512m", "-Xmx512m", "-XX:+UseSerialGC"];
+
 impl Toolchain {
     /// The command that installs it where it is missing.
     pub fn install(self) -> &'static str {
@@ -51,6 +78,7 @@ impl Toolchain {
             Toolchain::Netty => "apt-get install default-jdk-headless libnetty-java",
             Toolchain::Cargo => "install Rust's cargo (https://rustup.rs)",
             Toolchain::Libuv => "apt-get install libuv1-dev pkg-config gcc",
+            Toolchain::Libev => "apt-get install libev-dev gcc",
         }
     }
 
@@ -62,6 +90,7 @@ impl Toolchain {
             Toolchain::Java | Toolchain::Netty => &["javac", "java"],
             Toolchain::Cargo => &["cargo"],
             Toolchain::Libuv => &["cc", "pkg-config"],
+            Toolchain::Libev => &["cc"],
         }
     }
 }
@@ -180,6 +209,66 @@ pub const ENGINES: &[Engine] = &[
     Engine {
         name: "libuv",
         toolchain: Toolchain::Libuv,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    // libev's keepalive servers (engines/libev): one loop, an `ev_timer` per connection,
+    // kept by one of the strategies of libev's manual, "Be smart about timeouts": 2, moved
+    // with `ev_timer_again` on each keepalive; 3, left to fire and re-armed lazily against
+    // the last activity.
+    Engine {
+        name: "libev-timer-again",
+        toolchain: Toolchain::Libev,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    Engine {
+        name: "libev-lazy",
+        toolchain: Toolchain::Libev,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    // tokio's keepalive server again, its idle timer in the form most tokio code takes:
+    // `tokio::time::timeout` around each read, a new timer per read, on a current-thread
+    // runtime.
+    Engine {
+        name: "tokio-timeout-read",
+        toolchain: Toolchain::Cargo,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    // Netty's keepalive servers (engines/netty/NettyKeepalive.java): one event-loop thread,
+    // the idle timeout by IdleStateHandler on the loop's scheduled-task queue, or by one
+    // HashedWheelTimer for every connection.
+    Engine {
+        name: "netty-idle-state",
+        toolchain: Toolchain::Netty,
+        verifies: true,
+        replays: false,
+        lateness: false,
+        ticked: false,
+        live: true,
+        requests: false,
+    },
+    Engine {
+        name: "netty-hashed-wheel-idle",
+        toolchain: Toolchain::Netty,
         verifies: true,
         replays: false,
         lateness: false,

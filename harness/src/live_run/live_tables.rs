@@ -24,6 +24,7 @@
 
 use crate::stats::median;
 use crate::table::Table;
+use std::path::Path;
 use timerbench_results::live::{LiveRecord, Spread};
 
 /// The runs of one structure under one wait strategy, in the order they ran.
@@ -246,6 +247,44 @@ pub fn runs_table(records: &[LiveRecord]) -> Table {
         ]);
     }
     table
+}
+
+/// The tables of the runs: a row per run; with `repeats` above 1, each structure's median
+/// and range over its runs; the TCP figures if any; and what the columns mean.
+pub fn print_tables(records: &[LiveRecord], repeats: usize, folder: &Path) {
+    println!("{}", runs_table(records).render("  "));
+    if repeats > 1 {
+        println!("{}", table(records).render("  "));
+        println!(
+            "  over the runs: median (smallest..largest); \"p99 − own baseline\" takes each \
+             run's p99 against the baseline run right after it, \"wake − own baseline\" the \
+             wake part's p99 against the same, \"p99 − own loaded\" the p99 against its loaded \
+             baseline (the same input, no structure); CPU spread is largest / smallest − 1"
+        );
+    }
+    if let Some(tcp) = super::live_tcp::table(records) {
+        println!("{}", tcp.render("  "));
+        println!(
+            "  TCP: server: how it held the connections (epoll, or io_uring xN rings of \
+             registered files); why that many: requested, the seed's, the smoke's, or the \
+             hard descriptor limit an engine's server stopped at; keepalives the client sent / the server read; closes on \
+             time (within the declared lateness plus the baseline's p99.9) and wrongly (a \
+             keepalive sent within the timeout); peak RSS of the server and the client"
+        );
+    }
+    if let Some((runtimes, notes)) = super::live_tcp::runtimes_table(records) {
+        println!("  the idle timeout: the runtimes' servers beside timerbench's loop");
+        println!("{}", runtimes.render("  "));
+        for note in notes {
+            println!("  {note}");
+        }
+    }
+    println!(
+        "  lateness, baseline and loaded: p50/p99/p99.9/max in µs; wakeups per second \
+         (total/useless), n/c where a runtime counts none; an engine's CPU is its whole \
+         process's; written to {}",
+        folder.join(timerbench_results::live::LIVE_FILE).display()
+    );
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 use timerbench_live::api::{self, ClientArgs, EngineConfig, Machine, Schedule, TcpSettings};
+use timerbench_report::runtimes;
 use timerbench_results::live::LiveRecord;
 use timerbench_workloads::families::GenSpec;
 
@@ -35,6 +36,53 @@ pub const SMOKE_DURATION_NS: u64 = 2_000_000_000;
 
 /// The period of the smoke's polling-scan run: the seed's scan a second.
 pub const SMOKE_SCAN_PERIOD_NS: u64 = 1_000_000_000;
+
+/// Descriptors an engine's server keeps beside its connections' when the hard limit sets
+/// the default size: its runtime's own files (a JVM's jars, a Go binary's pipes) and the
+/// listener, with room to spare, so that the default is the limit less a thousand.
+pub const ENGINE_SPARE_DESCRIPTORS: u64 = 1_000;
+
+/// The connections of a TCP run and why that many (the record's `tcp.connections_why`):
+/// the smoke's, `--timers` (`requested`), or by default the seed's 100,000, unless an
+/// engine's server is among the runs and the kernel will not let a process hold that many
+/// descriptors: an engine's server holds one per connection (timerbench's own loop gets
+/// past the limit with io_uring; docs/live.md, *Past the descriptor limit*), so the
+/// default is then what the hard limit allows ([`size_under`]).
+pub fn size(smoke: bool, requested: Option<u64>, engines: bool) -> (u64, String) {
+    match (smoke, requested) {
+        (true, _) => (SMOKE_CONNECTIONS, "the smoke's".to_string()),
+        (false, Some(connections)) => (connections, "requested".to_string()),
+        (false, None) if !engines => (DEFAULT_CONNECTIONS, "the seed's".to_string()),
+        (false, None) => size_under(api::descriptor_room(
+            DEFAULT_CONNECTIONS + ENGINE_SPARE_DESCRIPTORS,
+        )),
+    }
+}
+
+/// The default size with an engine's server among the runs, given whether the process may
+/// hold the seed's connections and the spare (`Err`: the hard limit that stops it): the
+/// seed's 100,000, or the hard limit less [`ENGINE_SPARE_DESCRIPTORS`] in whole thousands
+/// (half the limit where that leaves nothing).
+pub fn size_under(room: Result<(), u64>) -> (u64, String) {
+    match room {
+        Ok(()) => (DEFAULT_CONNECTIONS, "the seed's".to_string()),
+        Err(hard) => {
+            let below = hard.saturating_sub(ENGINE_SPARE_DESCRIPTORS) / 1_000 * 1_000;
+            let why = format!(
+                "the hard descriptor limit is {}",
+                timerbench_report::thousands(hard)
+            );
+            (below.max(hard / 2).max(1), why)
+        }
+    }
+}
+
+/// Writes into a TCP record why it has its connections.
+pub fn say_why(record: &mut LiveRecord, why: &str) {
+    if let Some(tcp) = record.tcp.as_mut() {
+        tcp.connections_why = why.to_string();
+    }
+}
 
 /// The hidden client subcommand's arguments: the server gives them.
 #[derive(clap::Args)]
@@ -172,6 +220,7 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
         "wait",
         "server",
         ">connections",
+        "why that many",
         ">ramp s",
         ">keepalives sent/read",
         ">closed",
@@ -195,6 +244,10 @@ pub fn table(records: &[LiveRecord]) -> Option<Table> {
                 io => io.to_string(),
             },
             tcp.connections.to_string(),
+            match tcp.connections_why.as_str() {
+                "" => "-".to_string(),
+                why => why.to_string(),
+            },
             format!("{:.1}", tcp.ramp_ns as f64 / 1e9),
             format!("{}/{}", tcp.client_sent, tcp.received),
             tcp.closed.to_string(),
@@ -225,4 +278,135 @@ pub fn failure(record: &LiveRecord) -> Option<String> {
         return Some(format!("{} connections closed wrongly", tcp.closed_wrongly));
     }
     tcp.client_exit.clone()
+}
+
+/// The runtimes' servers beside timerbench's loop ([`timerbench_report::runtimes`], the
+/// rows the report and `reproduce` read too), with what its dashes and columns mean;
+/// `None` unless an engine's server is among the records.
+pub fn runtimes_table(records: &[LiveRecord]) -> Option<(Table, Vec<String>)> {
+    let rows = runtimes::rows(records);
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(&[
+        "server",
+        "side",
+        "runtime",
+        "io",
+        ">connections",
+        ">runs",
+        "status",
+        ">CPU ms/s",
+        ">wake-ups/s",
+        ">close late µs p50/p99/max",
+        ">wrongly",
+        ">RSS KB/conn",
+        ">baseline µs p50/p99/max",
+    ]);
+    let us = |three: Option<[u64; 3]>| match three {
+        Some([p50, p99, max]) => format!(
+            "{:.0}/{:.0}/{:.0}",
+            p50 as f64 / 1e3,
+            p99 as f64 / 1e3,
+            max as f64 / 1e3
+        ),
+        None => "–".to_string(),
+    };
+    let number = |value: Option<f64>, digits: usize| {
+        value.map_or("–".to_string(), |v| format!("{v:.digits$}"))
+    };
+    for row in &rows {
+        let ran = row.cpu_ms_per_second.is_some();
+        table.row(vec![
+            row.server.clone(),
+            row.side.words().to_string(),
+            row.runtime.clone(),
+            row.io.clone(),
+            if ran {
+                runtimes::size_words(row)
+            } else {
+                "–".to_string()
+            },
+            row.runs.to_string(),
+            row.status.clone(),
+            number(row.cpu_ms_per_second, 2),
+            number(row.wakeups_per_second, 0),
+            us(row.close_lateness),
+            if ran {
+                row.closed_wrongly.to_string()
+            } else {
+                "–".to_string()
+            },
+            number(row.rss_per_connection.map(|b| b / 1e3), 1),
+            us(row.baseline),
+        ]);
+    }
+    let notes = runtimes::footnotes(&rows, records);
+    Some((table, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timerbench_results::live::{LiveEngine, TcpFigures};
+
+    #[test]
+    fn the_size_says_why_and_an_engine_under_a_hard_limit_runs_below_it() {
+        let (connections, why) = size_under(Err(20_000));
+        assert_eq!(
+            (connections, why.as_str()),
+            (19_000, "the hard descriptor limit is 20,000")
+        );
+        assert_eq!(size_under(Err(1_024)).0, 512);
+        assert_eq!(size_under(Ok(())).0, DEFAULT_CONNECTIONS);
+        assert_eq!(size(false, Some(700), true), (700, "requested".to_string()));
+        assert_eq!(size(false, None, false).0, DEFAULT_CONNECTIONS);
+        assert_eq!(size(true, Some(700), true).0, SMOKE_CONNECTIONS);
+        let mut record = LiveRecord {
+            tcp: Some(TcpFigures::default()),
+            ..LiveRecord::default()
+        };
+        say_why(&mut record, "requested");
+        assert_eq!(record.tcp.unwrap().connections_why, "requested");
+    }
+
+    #[test]
+    fn the_runtimes_table_comes_with_an_engine_and_dashes_what_it_does_not_count() {
+        let tcp = TcpFigures {
+            connections: 300,
+            connections_why: "requested".into(),
+            server_peak_rss_bytes: 3_000_000,
+            ..TcpFigures::default()
+        };
+        let heap = LiveRecord {
+            implementation: "binary-heap".into(),
+            precision: "exact".into(),
+            wait: "pwait2".into(),
+            status: "verified".into(),
+            tcp: Some(tcp.clone()),
+            ..LiveRecord::default()
+        };
+        assert!(runtimes_table(std::slice::from_ref(&heap)).is_none());
+        let go = LiveRecord {
+            implementation: "go-runtime".into(),
+            wait: "runtime".into(),
+            engine: Some(LiveEngine {
+                name: "go-runtime".into(),
+                wakeups_of: "not counted".into(),
+                ..LiveEngine::default()
+            }),
+            ..heap.clone()
+        };
+        let (table, notes) = runtimes_table(&[heap, go]).unwrap();
+        let text = table.render("");
+        let row = text.lines().find(|l| l.starts_with("go-runtime")).unwrap();
+        assert!(row.contains("300: requested"), "{row}");
+        assert!(row.contains("10.0"), "RSS per connection in KB: {row}");
+        assert!(row.contains(" – "), "{row}");
+        assert!(text.lines().any(|l| l.starts_with("binary-heap")), "{text}");
+        assert!(
+            notes.iter().any(|n| n.contains("go-runtime: not counted")),
+            "{notes:?}"
+        );
+    }
 }

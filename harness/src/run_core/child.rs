@@ -136,6 +136,9 @@ pub(super) fn merge(record: &mut CellRecord, set: SampleSet) {
     throughput.iterations.extend(more.iterations);
     throughput.processes += more.processes;
     throughput.process_medians.extend(more.process_medians);
+    if let (Some(into), Some(from)) = (throughput.page_faults.as_mut(), &more.page_faults) {
+        into.add(from);
+    }
     record.conditions.extend(set.conditions);
 }
 

@@ -487,6 +487,7 @@ fn throughput(
         min_sample_ns: sampling.min_sample_ms * 1_000_000,
         processes: answers.len() as u32,
         process_medians,
+        page_faults: None,
     })
 }
 

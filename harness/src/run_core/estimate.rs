@@ -59,7 +59,7 @@ type CellId = (String, u64, String);
 
 /// The table of [`STANDARD_COSTS`]: seconds by cell. A line that does not read is
 /// skipped (the table only steers an estimate; its test checks every line reads).
-fn costs_table(text: &str) -> BTreeMap<CellId, f64> {
+pub(super) fn costs_table(text: &str) -> BTreeMap<CellId, f64> {
     text.lines()
         .filter(|line| !line.starts_with('#') && !line.starts_with("workload,"))
         .filter_map(|line| {

@@ -328,6 +328,7 @@ mod tests {
             min_sample_ns: 10_000_000,
             processes: medians.len() as u32,
             process_medians: medians.to_vec(),
+            page_faults: None,
         });
         record
     }

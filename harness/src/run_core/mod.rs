@@ -41,11 +41,13 @@ mod counts;
 pub(crate) mod engines;
 mod estimate;
 mod files;
+mod finish;
 mod group;
 mod memory_probe;
 mod plan;
 mod progress;
 mod resume;
+mod shard;
 
 use crate::counts_core;
 use crate::engines::Engine;
@@ -56,14 +58,13 @@ use crate::selection::Selection;
 use anyhow::{Context, bail};
 use cache::case_id;
 use files::is_file;
+use finish::finish;
 use plan::{Cell, StructureCell};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use timerbench_results::{
-    Appender, REPORT_FILE, read_records, recorded_so_far, write_environment, write_summary,
-};
+use timerbench_results::{Appender, recorded_so_far, write_environment};
 use timerbench_workloads::suite::{Case, LEVELS, SuiteFile};
 
 /// Run a suite: every workload at every size through every implementation, verified,
@@ -86,8 +87,9 @@ pub struct Args {
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
     /// Also run the floor beside the implementations: not a queue, only the bookkeeping any
-    /// queue does (an arena slot per start, freed on stop, nothing fired), never
-    /// verified, so that every figure can be read as a multiple of it.
+    /// queue that fires does (an arena slot per start, freed on stop and on firing, what
+    /// fires read from a list recorded before the timed part), never verified, so that
+    /// every figure can be read as a multiple of it.
     #[arg(long)]
     floor: bool,
     /// Also run this engine (repeatable, or a comma-separated list) beside the
@@ -181,6 +183,27 @@ pub struct Args {
     /// suite's cells up to 100k timers through and skips its 1M ones.
     #[arg(requires = "counts", long, value_name = "SECONDS", default_value_t = counts::DEFAULT_LIMIT_SECONDS)]
     counts_limit: u64,
+    /// Run only shard K of N (1-based: 1/3, 2/3, 3/3): the plan's cells split into N
+    /// disjoint shards by a rule of the plan alone (the longest expected cell first, each
+    /// into the least loaded shard), so every host splits it alike; the folder records the
+    /// plan's digest and its shard, and `report`, `rank`, `combine` and `compare` given all
+    /// N folders read them as one run (docs/scale-out.md).
+    #[arg(long, value_name = "K/N", value_parser = timerbench_results::shards::Shard::parse)]
+    shard: Option<timerbench_results::shards::Shard>,
+    /// Print the plan (its digest, every cell with its shard and expected seconds, each
+    /// shard's cells and expected time) and exit, running and writing nothing.
+    #[arg(long)]
+    plan: bool,
+    /// With --plan: the shards to split the plan into (default: N of --shard, else 1).
+    #[arg(long, value_name = "N", requires = "plan", conflicts_with = "shard",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    shard_count: Option<u32>,
+    /// Name this host in the results (`environment.json`'s `host_label`): readers tell
+    /// hosts apart by it in place of the CPU model (the shards of a run on nodes of one
+    /// model are one host), e.g. to set two machines of one model side by side, or to keep
+    /// two runs of one plan on one machine apart.
+    #[arg(long, value_name = "NAME")]
+    host_label: Option<String>,
     /// Test hook: make the cell WORKLOAD/TIMERS/IMPL panic mid-measurement.
     #[arg(long, value_name = "CELL", hide = true)]
     inject_panic: Option<String>,
@@ -189,7 +212,20 @@ pub struct Args {
 /// Runs the subcommand: plans, prepares the workloads, runs every cell, writes the summary
 /// and the report.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    Planned::new(args, &SuiteFile::standard())?.run(None, &[])
+    let planned = Planned::new(args, &SuiteFile::standard())?;
+    if planned.args.plan {
+        let count = match (planned.args.shard_count, planned.args.shard) {
+            (Some(count), _) => count,
+            (None, Some(shard)) => shard.count,
+            (None, None) => 1,
+        };
+        print!(
+            "{}",
+            shard::describe(&planned.args, &planned.cells, &planned.digest, count)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    planned.run(None, &[])
 }
 
 /// A run planned (step 1): its settings (those its folder was started with, for
@@ -199,24 +235,29 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 pub(crate) struct Planned {
     args: Args,
     inputs: Vec<files::FileInput>,
-    /// The structures' cells, then the engines' ([`plan::plan`]).
+    /// The structures' cells, then the engines' ([`plan::plan`]): the whole plan, even
+    /// with `--shard` (whose cells [`Planned::run`] picks).
     cells: Vec<Cell>,
+    /// The plan's digest ([`shard::digest`]).
+    digest: String,
 }
 
 impl Planned {
     /// Plans `args` over `suite`; one error naming the flag or file when anything is wrong.
     pub(crate) fn new(args: &Args, suite: &SuiteFile) -> anyhow::Result<Planned> {
         let args = match &args.resume {
-            Some(folder) => resume::settings_of(folder, args, &given_flags())?,
+            Some(folder) => resume::settings_of(folder, args, &resume::given_flags())?,
             None => args.clone(),
         };
         // Every file is read and checked before anything is created.
         let inputs = files::read_all(&args.files)?;
         let cells = plan::plan(&args, suite, &inputs)?;
+        let digest = shard::digest(&args, &cells);
         Ok(Planned {
             args,
             inputs,
             cells,
+            digest,
         })
     }
 
@@ -240,7 +281,14 @@ impl Planned {
             args,
             inputs,
             cells,
+            digest,
         } = self;
+        // The shard's cells (with --shard), in the plan's order.
+        let cells: Vec<&Cell> = cells
+            .iter()
+            .zip(shard::members(cells, args.shard))
+            .filter_map(|(cell, mine)| mine.then_some(cell))
+            .collect();
         // Valgrind is found and checked before anything is written.
         let valgrind = match args.counts {
             true => match counts::check(args)? {
@@ -286,11 +334,14 @@ impl Planned {
             if let Some(command) = command {
                 environment.command = command.to_string();
             }
+            environment.plan = Some(digest.clone());
+            environment.shard = args.shard;
+            environment.host_label.clone_from(&args.host_label);
             write_environment(&folder, &environment)?;
         }
         files::record(inputs, &folder)?;
         let mut results = Appender::open(&folder)?;
-        let planned: BTreeSet<CellKey> = cells.iter().map(Cell::key).collect();
+        let planned: BTreeSet<CellKey> = cells.iter().map(|c| c.key()).collect();
         let mut copies = 0;
         for record in copied {
             if planned.contains(&record.key) && done.insert(record.key.clone()) {
@@ -298,19 +349,27 @@ impl Planned {
                 copies += 1;
             }
         }
-        let todo: Vec<&Cell> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
+        let todo: Vec<&Cell> = cells
+            .iter()
+            .copied()
+            .filter(|c| !done.contains(&c.key()))
+            .collect();
         let total = cells.len();
         if todo.is_empty() && copies > 0 {
             println!(
                 "{}: all {copies} cells copied from an earlier run, none measured",
                 folder.display()
             );
-            return finish(&folder, &results, 0);
+            return finish(&folder, &results, 0, args.shard);
         }
         println!(
-            "timerbench run{} --suite {}{}: {} cells ({} already done{}), results in {}",
+            "timerbench run{} --suite {}{}{}: {} cells ({} already done{}), results in {}",
             if args.counts { " --counts" } else { "" },
             suite_word(args),
+            match args.shard {
+                Some(shard) => format!(" --shard {shard} of plan {digest}"),
+                None => String::new(),
+            },
             match inputs.len() {
                 0 => String::new(),
                 1 => " and 1 file".to_string(),
@@ -329,7 +388,7 @@ impl Planned {
             Some(valgrind) => counts::measure(args, valgrind, inputs, &todo, &mut results)?,
             None => measure(args, inputs, &todo, &mut results)?,
         };
-        finish(&folder, &results, not_ok)
+        finish(&folder, &results, not_ok, args.shard)
     }
 }
 
@@ -517,54 +576,6 @@ fn measure_engines(
     Ok(not_ok)
 }
 
-/// Step 4: the summary and the report from every record of `folder`, and what they say;
-/// success when no cell failed.
-fn finish(folder: &Path, results: &Appender, not_ok: usize) -> anyhow::Result<ExitCode> {
-    let records = read_records(results.path())?;
-    write_summary(folder, &records)?;
-    let report = folder.join(REPORT_FILE);
-    crate::catalog::write_report(&[folder.to_path_buf()], &report, None)?;
-    println!("report: {}", report.display());
-    let failed: Vec<&CellRecord> = records.iter().filter(|r| r.status != Status::Ok).collect();
-    let left_out = failed.iter().filter(|r| r.status.left_out()).count();
-    let count = |status| failed.iter().filter(|r| r.status == status).count();
-    // Cells left out on purpose are no failure: the count says them apart, each under the
-    // word its records and the list below use (`unsupported`: beyond the structure's range
-    // or without the engine's toolchain; `skipped`: above a suite limit), as the report does.
-    println!(
-        "{} cells recorded in {}: {} ok, {} failed, {} unsupported, {} skipped",
-        records.len(),
-        results.path().display(),
-        records.len() - failed.len(),
-        failed.len() - left_out,
-        count(Status::Unsupported),
-        count(Status::Skipped)
-    );
-    let competed = records
-        .iter()
-        .filter(|r| r.others_load.as_ref().is_some_and(|l| l.competed))
-        .count();
-    if competed > 0 {
-        println!(
-            "warning: {competed} of the cells were measured while other processes competed \
-             for the cores (each record's `others_load`): their times may be inflated"
-        );
-    }
-    for record in &failed {
-        println!(
-            "  {}: {}: {}",
-            cell_name(&record.key),
-            record.status.as_str(),
-            record.reason.as_deref().unwrap_or("")
-        );
-    }
-    Ok(if not_ok == 0 && failed.len() == left_out {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
 /// The suite level of the run: `--suite`, else `default`, or `none` for a run of files
 /// only.
 fn suite_word(args: &Args) -> String {
@@ -579,16 +590,6 @@ fn suite_word(args: &Args) -> String {
 /// --suite or --workload asks for them.
 fn with_suite(args: &Args) -> bool {
     args.files.is_empty() || args.suite.is_some() || !args.workloads.is_empty()
-}
-
-/// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
-/// tell a flag given from a default.
-fn given_flags() -> Vec<String> {
-    std::env::args()
-        .skip(1)
-        .filter(|word| word.starts_with("--"))
-        .map(|word| word.split('=').next().unwrap_or(&word).to_string())
-        .collect()
 }
 
 /// `WORKLOAD/TIMERS/IMPL`.

@@ -107,7 +107,11 @@ impl Progress {
 
     pub(super) fn finish_cell(&self, index: usize, label: &str, record: &CellRecord) {
         let outcome = match (&record.status, &record.throughput) {
-            (Status::Ok, Some(t)) => format!("ok, {:.1} ns/op", t.ns_per_op.median),
+            (Status::Ok, Some(t)) => format!(
+                "ok, {:.1} ns/op{}",
+                t.ns_per_op.median,
+                faults_note(t, record.operations)
+            ),
             (Status::Ok, None) if record.counts.is_some() => {
                 let per_line = timerbench_results::counts::Metric::Instructions.per_line(record);
                 format!("ok, {:.1} instructions/line", per_line.unwrap_or(f64::NAN))
@@ -173,6 +177,18 @@ impl Progress {
     }
 }
 
+/// `, 0.93 page faults/line` when the timed replays took any: the page faults of the lines
+/// after the fill, per line (a figure that pays for fresh pages says so where it is read).
+fn faults_note(throughput: &timerbench_results::schema::Throughput, operations: u64) -> String {
+    match throughput.page_faults {
+        Some(faults) if faults.minor + faults.major > 0 => {
+            let lines = operations.saturating_sub(throughput.fill_operations);
+            format!(", {:.3} page faults/line", faults.per_line(lines))
+        }
+        _ => String::new(),
+    }
+}
+
 /// The time the `total - done` cells left would take at the mean of the `done` ones.
 fn mean_time_left(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
     let per_cell = elapsed.checked_div(u32::try_from(done).ok().filter(|&d| d > 0)?)?;
@@ -209,5 +225,32 @@ mod tests {
         assert_eq!(clock(Duration::from_secs(42)), "42s");
         assert_eq!(clock(Duration::from_secs(185)), "3m05s");
         assert_eq!(clock(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn page_faults_show_per_timed_line_and_only_when_taken() {
+        use timerbench_results::schema::{PageFaults, Throughput};
+        let mut throughput: Throughput = serde_json::from_value(serde_json::json!({
+            "repeats": 1,
+            "ns_per_op": {"median": 1.0, "mad": 0.0, "samples": [1.0]},
+            "ns_per_fired": null,
+            "fill_operations": 100,
+        }))
+        .expect("a throughput record without page faults reads");
+        assert_eq!(throughput.page_faults, None);
+        assert_eq!(faults_note(&throughput, 1100), "");
+        throughput.page_faults = Some(PageFaults {
+            minor: 0,
+            major: 0,
+            replays: 4,
+        });
+        assert_eq!(faults_note(&throughput, 1100), "");
+        // 4 replays of the 1,000 lines after the fill, 2,000 faults: half a fault a line.
+        throughput.page_faults = Some(PageFaults {
+            minor: 1_990,
+            major: 10,
+            replays: 4,
+        });
+        assert_eq!(faults_note(&throughput, 1100), ", 0.500 page faults/line");
     }
 }

@@ -76,6 +76,8 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
             given.max_processes == recorded.max_processes,
         ),
         ("--timeout", given.timeout == recorded.timeout),
+        ("--shard", given.shard == recorded.shard),
+        ("--host-label", given.host_label == recorded.host_label),
         ("--counts", given.counts == recorded.counts),
         (
             "--cache-geometry",
@@ -101,6 +103,18 @@ pub(super) fn settings_of(folder: &Path, given: &Args, flags: &[String]) -> anyh
         inject_panic: given.inject_panic.clone(),
         // How many count at once changes no record: this command's, or the default.
         jobs: given.jobs,
+        plan: given.plan,
+        shard_count: given.shard_count,
         ..recorded
     })
+}
+
+/// The long flags this process was given (`--suite`, ...), as typed, for `--resume` to
+/// tell a flag given from a default.
+pub(super) fn given_flags() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|word| word.starts_with("--"))
+        .map(|word| word.split('=').next().unwrap_or(&word).to_string())
+        .collect()
 }

@@ -5,6 +5,7 @@
 //! | name | module | precision | limits |
 //! | --- | --- | --- | --- |
 //! | `tokio-delay-queue` | [`delay_queue`] | exact (1 tick = 1 ms) | deadlines < 2^36 − 1 ms past the wheel's clock; clock ≤ 2^52 |
+//! | `tokio-sleep` | [`tokio_sleep`] | exact (1 tick = 1 ms) | delays ≤ 2^44 ms (the runtime holds more, revisiting a timer once per 2^36 ms turn); ticks ≤ 2^63 |
 //! | `hhwt` | [`hhwt`] | exact (1 tick = 1 ms) | deadlines ≤ 2^40 ticks after `now`; not a delay of exactly 2^32 − 1 at a cycle start |
 //! | `std-heap-lazy` | [`lazy_heap`] | exact | none beyond u32 slots |
 //! | `dary-heap-lazy` | [`lazy_heap`] | exact | none beyond u32 slots |
@@ -18,3 +19,4 @@
 pub mod delay_queue;
 pub mod hhwt;
 pub mod lazy_heap;
+pub mod tokio_sleep;

@@ -4,6 +4,7 @@ use timerbench_impls::TimerQueue;
 use timerbench_impls::peers::delay_queue::TokioDelayQueue;
 use timerbench_impls::peers::hhwt::Hhwt;
 use timerbench_impls::peers::lazy_heap::{DaryHeapLazy, REBUILD_SLACK, StdHeapLazy};
+use timerbench_impls::peers::tokio_sleep::{MAX_DELAY, TokioSleep};
 
 #[test]
 #[should_panic(expected = "2^36 - 2^30 ms or more past DelayQueue's wheel clock")]
@@ -190,4 +191,96 @@ fn hhwt_a_delay_whose_overflow_remainder_the_crate_misfiles() {
         assert!(fired(&mut queue, delay - 1).is_empty(), "{delay}");
         assert_eq!(fired(&mut queue, delay + 1), [(7, delay)], "{delay}");
     }
+}
+
+/// tokio's runtime keeps deadlines past its top level's 2^36 ms (its top level is a ring
+/// that a far timer goes round): each fires exactly and in order, the earlier ones
+/// included (DelayQueue, whose top level lacks the runtime's now-slot offset, fired the
+/// earlier timer of the first pair late), and `next_deadline` names each exactly.
+#[test]
+fn tokio_sleep_fires_deadlines_past_the_top_level_ring_exactly() {
+    let far = [
+        10,
+        (1 << 36) - (1 << 30) + 10,
+        (1 << 36) - 1,
+        1 << 36,
+        (1 << 36) + 5,
+        (1 << 37) + 63,
+        (1 << 40) + 3,
+        MAX_DELAY,
+    ];
+    let mut queue = TokioSleep::<u64>::new();
+    for (value, &deadline) in far.iter().enumerate().rev() {
+        queue.start(deadline, value as u64);
+    }
+    let mut order = Vec::new();
+    while let Some(next) = queue.next_deadline() {
+        let fired = fired(&mut queue, next);
+        assert_eq!(fired.len(), 1, "at {next}: {fired:?}");
+        assert_eq!(fired[0].1, next, "next_deadline is exact");
+        order.push(fired[0]);
+    }
+    let expected: Vec<_> = far
+        .iter()
+        .enumerate()
+        .map(|(v, &d)| (v as u64, d))
+        .collect();
+    assert_eq!(order, expected);
+    // The same in one jump, from a clock past a turn of the ring.
+    let start = queue.now();
+    for (value, &delay) in far.iter().enumerate() {
+        queue.start(start + delay, value as u64);
+    }
+    let expected: Vec<_> = far
+        .iter()
+        .enumerate()
+        .map(|(v, &d)| (v as u64, start + d))
+        .collect();
+    assert_eq!(fired(&mut queue, start + MAX_DELAY), expected);
+}
+
+#[test]
+#[should_panic(expected = "past the adapter's limits")]
+fn tokio_sleep_refuses_delays_past_its_limit() {
+    let mut queue = TokioSleep::<u64>::new();
+    queue.advance(1_000, |_, _, _| {});
+    queue.start(1_000 + MAX_DELAY + 1, 0);
+}
+
+/// `next_deadline` moves the runtime's clock (its auto-advance), never the adapter's:
+/// what it fired, and what a start or restart between the two clocks fires in the runtime
+/// at once, is held until an `advance` reaches it.
+#[test]
+fn tokio_sleep_holds_what_the_runtime_fired_ahead_of_the_clock() {
+    let mut queue = TokioSleep::<u64>::new();
+    let a = queue.start(100, 1);
+    queue.start(200, 2);
+    assert_eq!(queue.next_deadline(), Some(100));
+    assert_eq!(queue.held(), 1, "the runtime fired the timer at 100");
+    assert_eq!(queue.now(), 0);
+    // Between the adapter's clock (0) and the runtime's (100): fired in the runtime as it
+    // registers, held.
+    let c = queue.start(50, 3);
+    assert_eq!(queue.next_deadline(), Some(50));
+    assert_eq!(fired(&mut queue, 60), [(3, 50)]);
+    assert_eq!(queue.stop(c), None, "fired");
+    // A held timer restarted later is registered again and fires at its new deadline.
+    let (a, old) = queue.restart(a, 150, 4);
+    assert_eq!(old, Some(1));
+    assert_eq!(queue.next_deadline(), Some(150));
+    assert_eq!(fired(&mut queue, 149), []);
+    // A held timer restarted into the past fires on the next advance, once.
+    let (a, old) = queue.restart(a, 120, 5);
+    assert_eq!(old, Some(4));
+    assert_eq!(queue.next_deadline(), Some(120));
+    assert_eq!(fired(&mut queue, 150), [(5, 120)]);
+    assert_eq!(queue.stop(a), None);
+    // A held timer stopped is not reported.
+    let d = queue.start(170, 6);
+    assert_eq!(queue.next_deadline(), Some(170));
+    assert_eq!(queue.stop(d), Some(6));
+    assert_eq!(queue.next_deadline(), Some(200));
+    assert_eq!(fired(&mut queue, 1_000), [(2, 200)]);
+    assert!(queue.is_empty());
+    assert_eq!(queue.next_deadline(), None);
 }

@@ -160,8 +160,9 @@ pub fn engine_legend(null_exchange: Option<f64>) -> Markup {
 /// The floor's badge: it is a yardstick, never verified.
 pub fn floor_badge() -> Markup {
     html! {
-        span.badge.floor title="not a queue: an arena slot per start, freed on stop, nothing \
-                                fired; never verified, never ranked" { "floor, not verified" }
+        span.badge.floor title="not a queue: an arena slot per start, freed on stop and on \
+                                firing, what fires read from a list recorded before; never \
+                                verified, never ranked" { "floor, not verified" }
     }
 }
 

@@ -129,6 +129,7 @@ fn source_part(
             " · revision " (source.settings(|r| r.git_revision.clone()))
             " · started " (source.settings(|r| r.started.clone()))
         }
+        @if let Some(runtimes) = super::live_runtimes::table(&source.records) { (runtimes) }
         @for part in parts { (part) }
     })
 }
@@ -250,7 +251,7 @@ fn tcp_cells(record: &LiveRecord) -> Markup {
     html! {
         @match &record.tcp {
             Some(tcp) => {
-                td.num.sep { (thousands(tcp.connections)) }
+                td.num.sep title=(tcp.connections_why) { (thousands(tcp.connections)) }
                 td.num { (thousands(tcp.closed_on_time)) " of " (thousands(tcp.closed)) }
                 td.num { (thousands(tcp.closed_wrongly)) }
                 td.num { (mib(tcp.server_peak_rss_bytes)) }

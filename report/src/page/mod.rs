@@ -12,9 +12,11 @@ mod counts;
 mod environment;
 mod file_workload;
 mod format;
+mod hosts;
 mod implementations;
 mod lateness;
 mod live;
+mod live_runtimes;
 mod load;
 mod not_verified;
 mod summary;
@@ -29,7 +31,7 @@ use timerbench_results::{CellKey, CellRecord};
 
 /// The section anchors and headings, in page order. The live runs and the threads study
 /// appear only when the report has their records, the comparison between runs only when
-/// there are several runs.
+/// there are several runs, the hosts only when they are of several hosts.
 pub const SECTIONS: &[(&str, &str)] = &[
     ("summary", "Summary"),
     ("implementations", "Implementations"),
@@ -39,6 +41,7 @@ pub const SECTIONS: &[(&str, &str)] = &[
     ("live", "Live runs"),
     ("threads", "Threads"),
     ("comparison", "Comparison between runs"),
+    ("hosts", "Hosts side by side"),
     ("environment", "Environment and reproduction"),
 ];
 
@@ -123,6 +126,9 @@ pub fn render(model: &Model) -> anyhow::Result<Rendered> {
                     @if model.several() {
                         (comparison::section(&context))
                     }
+                    @if hosts::several_hosts(model) {
+                        (hosts::section(&context))
+                    }
                     (environment::section(&context))
                     footer {
                         "Written by " code { "timerbench report" } ". Self-contained: the charts \
@@ -188,6 +194,7 @@ fn lede(model: &Model) -> Markup {
 fn shown(model: &Model, anchor: &str) -> bool {
     match anchor {
         "comparison" => model.several(),
+        "hosts" => hosts::several_hosts(model),
         "live" => !model.live.is_empty(),
         "threads" => !model.threads.is_empty(),
         _ => true,

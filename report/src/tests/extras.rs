@@ -30,7 +30,12 @@ fn usage(wakeups_per_second: f64, useless_per_second: f64, cpu_ms: f64) -> serde
 /// A live record of `implementation` with `wait`, its figures scaled by `scale`. Read from
 /// JSON as a `live.jsonl` line is, so that fields a later live schema adds with a default
 /// need nothing here.
-fn live_record(implementation: &str, wait: &str, scale: u64, status: &str) -> LiveRecord {
+pub(super) fn live_record(
+    implementation: &str,
+    wait: &str,
+    scale: u64,
+    status: &str,
+) -> LiveRecord {
     let lateness = spread(
         2_000,
         40_000 * scale,
@@ -69,7 +74,7 @@ fn live_record(implementation: &str, wait: &str, scale: u64, status: &str) -> Li
     serde_json::from_value(json).expect("a live record")
 }
 
-fn write_live(folder: &Path, records: &[LiveRecord]) {
+pub(super) fn write_live(folder: &Path, records: &[LiveRecord]) {
     std::fs::create_dir_all(folder).unwrap();
     let lines: String = records
         .iter()
@@ -171,7 +176,7 @@ fn folders(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 /// The table row of `section` whose attributes include `attributes`.
-fn row<'h>(section: &'h str, attributes: &str) -> &'h str {
+pub(super) fn row<'h>(section: &'h str, attributes: &str) -> &'h str {
     let start = section
         .find(&format!("<tr {attributes}>"))
         .unwrap_or_else(|| panic!("no row {attributes}"));
@@ -180,7 +185,7 @@ fn row<'h>(section: &'h str, attributes: &str) -> &'h str {
 }
 
 /// The numbers of a row, in order.
-fn numbers(row: &str) -> Vec<&str> {
+pub(super) fn numbers(row: &str) -> Vec<&str> {
     row.split("<td class=\"num")
         .skip(1)
         .map(|cell| {

@@ -19,6 +19,7 @@ mod lateness;
 mod page;
 mod processes;
 mod reader;
+mod runtimes;
 mod tail;
 
 use crate::catalog::{Catalog, Described, FamilyInfo};
@@ -221,6 +222,9 @@ pub(super) fn environment(host: &str, revision: &str) -> Environment {
         max_processes: 0,
         spread_from: 0,
         processes_at_1m: 0,
+        plan: None,
+        shard: None,
+        host_label: None,
     }
 }
 

@@ -95,10 +95,7 @@ impl QueueVisitor for Side<'_> {
             }
         };
         crate::alloc::stop_counting();
-        let recipe = Recipe {
-            variant,
-            capacity: verified.capacity()?,
-        };
+        let recipe = Recipe::verified(variant, &verified)?;
         let delay = if self.slowdown > 0.0 {
             calibrate::<Q>(&split, recipe, &reference)?.mul_f64(self.slowdown / 100.0)
         } else {

@@ -50,10 +50,7 @@ impl QueueVisitor for Counted<'_> {
             } => (verified, reference),
             WarmUp::Unverified { reason, digest } => return Ok(problem(reason, digest)),
         };
-        let recipe = Recipe {
-            variant,
-            capacity: verified.capacity()?,
-        };
+        let recipe = Recipe::verified(variant, &verified)?;
         let ready = match split.fresh_queue::<Q>(recipe) {
             Ok(ready) => ready,
             Err(error) => return Ok(problem(format!("the fill's replay: {error}"), None)),

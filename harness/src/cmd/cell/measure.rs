@@ -144,10 +144,7 @@ fn measure_queue<Q: TimerQueue<u64>, C: ProbeClock>(
     };
     let lateness = lateness.as_deref().map(lateness_record).transpose()?;
     let reference = &reference;
-    let recipe = Recipe {
-        variant,
-        capacity: verified.capacity()?,
-    };
+    let recipe = Recipe::verified(variant, &verified)?;
     lap("warm-up", &mut diagnostics);
     let unverified = |message: String| {
         Ok(Outcome::Unverified {

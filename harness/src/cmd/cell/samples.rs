@@ -54,10 +54,7 @@ impl QueueVisitor for Samples<'_> {
                 return Ok((SampleSet::problem(problem), Diagnostics::default()));
             }
         };
-        let recipe = Recipe {
-            variant,
-            capacity: verified.capacity()?,
-        };
+        let recipe = Recipe::verified(variant, &verified)?;
         let mut diagnostics = Diagnostics::default();
         let set = match sample::<Q>(
             spec,

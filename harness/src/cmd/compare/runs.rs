@@ -12,10 +12,10 @@
 //! the interval `(m_B/m_A) · exp(±t · se)`. A side with one run gives no interval, and
 //! its row never says "differs".
 
-use crate::runs::{NO_COUNTS, combined_cells, per_line_text, read_runs_by};
+use crate::runs::{NO_COUNTS, check_run_geometries, combined_cells, per_line_text, read_runs_by};
 use crate::stats::{Combined, t_975};
 use crate::table::{Format, table};
-use anyhow::bail;
+use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use timerbench_results::counts::Metric;
@@ -60,10 +60,10 @@ pub fn run(
     format: Format,
     metric: Metric,
 ) -> anyhow::Result<ExitCode> {
-    let both: Vec<PathBuf> = a.iter().chain(b).cloned().collect();
-    let mut runs = read_runs_by(&both, metric)?;
-    let runs_b = runs.split_off(a.len());
-    let runs_a = runs;
+    // Each side's shards merge into its runs; the sides may be of different plans.
+    let runs_a = read_runs_by(a, metric).context("--a")?;
+    let runs_b = read_runs_by(b, metric).context("--b")?;
+    check_run_geometries(metric, runs_a.iter().chain(&runs_b))?;
     let (cells_a, cells_b) = (combined_cells(&runs_a), combined_cells(&runs_b));
     let mut rows = Vec::new();
     let mut differs = 0;

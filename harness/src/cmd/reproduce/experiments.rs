@@ -83,6 +83,9 @@ pub struct Experiment {
     pub threads: Option<super::threads_source::ThreadsSource>,
     /// The timers of a `kind = "lateness"` experiment (an engine beside its port, live).
     pub lateness: Option<super::lateness_source::LatenessSource>,
+    /// The servers of a `kind = "runtimes"` experiment (the runtimes beside timerbench's
+    /// loop).
+    pub runtimes: Option<super::runtimes_source::RuntimesSource>,
 }
 
 /// A recorded trace, imported by `timerbench import ftrace PATH --timers TIMERS` into a

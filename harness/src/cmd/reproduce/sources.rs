@@ -14,9 +14,13 @@ use super::experiments::{Experiment, FigureSpec};
 use super::figures::{Computed, Orders, Payload, log_log_slope};
 use super::verdict::number_words;
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::Path;
-use timerbench_results::{CellReading, Finding, RESULTS_FILE, Verdict};
+use timerbench_results::{CellReading, FigureValue, Finding, RESULTS_FILE, Verdict};
+
+pub use super::source_fields::{
+    and_list, check_family_and_choices, comma_list, derived_names, finite, param_words, read_path,
+    record_path, unknown_field,
+};
 
 /// Where an experiment's records come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -31,6 +35,9 @@ pub enum SourceKind {
     Threads,
     /// An engine's `micro lateness` and its port's `timerbench live` (`live.jsonl`).
     Lateness,
+    /// The runtimes' keepalive servers beside timerbench's loop, one `timerbench live
+    /// --tcp` (`live.jsonl`, [`super::runtimes_source`]).
+    Runtimes,
 }
 
 /// Whether the experiment is read from live, threads or lateness runs (or names their
@@ -40,13 +47,16 @@ pub fn is_source(experiment: &Experiment) -> bool {
         || experiment.live.is_some()
         || experiment.threads.is_some()
         || experiment.lateness.is_some()
+        || experiment.runtimes.is_some()
 }
 
 /// The records file of the experiment's folder.
 pub fn records_file(experiment: &Experiment) -> &'static str {
     match experiment.kind {
         SourceKind::Cells => RESULTS_FILE,
-        SourceKind::Live | SourceKind::Lateness => timerbench_results::live::LIVE_FILE,
+        SourceKind::Live | SourceKind::Lateness | SourceKind::Runtimes => {
+            timerbench_results::live::LIVE_FILE
+        }
         SourceKind::Threads => timerbench_results::threads::THREADS_FILE,
     }
 }
@@ -64,15 +74,16 @@ pub fn check(experiment: &Experiment) -> Result<(), String> {
         return Err("needs at least one implementation".to_string());
     }
     let tables = (&experiment.live, &experiment.threads, &experiment.lateness);
-    match (experiment.kind, tables) {
-        (SourceKind::Live, (Some(live), None, None)) => live.check(experiment)?,
-        (SourceKind::Threads, (None, Some(threads), None)) => threads.check(experiment)?,
-        (SourceKind::Lateness, (None, None, Some(lateness))) => lateness.check(experiment)?,
+    match (experiment.kind, tables, &experiment.runtimes) {
+        (SourceKind::Live, (Some(live), None, None), None) => live.check(experiment)?,
+        (SourceKind::Threads, (None, Some(threads), None), None) => threads.check(experiment)?,
+        (SourceKind::Lateness, (None, None, Some(lateness)), None) => lateness.check(experiment)?,
+        (SourceKind::Runtimes, (None, None, None), Some(runtimes)) => runtimes.check(experiment)?,
         _ => {
             return Err(
                 "`kind = \"live\"` goes with a `live` table, `kind = \"threads\"` with a \
-                 `threads` table, `kind = \"lateness\"` with a `lateness` table, and no \
-                 table with another kind"
+                 `threads` table, `kind = \"lateness\"` with a `lateness` table, `kind = \
+                 \"runtimes\"` with a `runtimes` table, and no table with another kind"
                     .to_string(),
             );
         }
@@ -85,6 +96,9 @@ pub fn check(experiment: &Experiment) -> Result<(), String> {
 
 /// The series of the experiment, as its rule and figure name them.
 pub fn series_labels(experiment: &Experiment) -> Vec<String> {
+    if experiment.runtimes.is_some() {
+        return super::runtimes_source::series();
+    }
     match (&experiment.live, &experiment.threads, &experiment.lateness) {
         (Some(live), _, _) => live.series(experiment),
         (_, Some(threads), _) => threads.series(experiment),
@@ -95,6 +109,9 @@ pub fn series_labels(experiment: &Experiment) -> Vec<String> {
 
 /// The `--list` line of a live or threads experiment, or `None` for cells.
 pub fn list_words(experiment: &Experiment) -> Option<String> {
+    if let Some(runtimes) = &experiment.runtimes {
+        return Some(runtimes.list_words(experiment));
+    }
     let (what, points) = match (&experiment.live, &experiment.threads, &experiment.lateness) {
         (Some(live), _, _) => (format!("live {}", live.workload_words()), live.point_name()),
         (_, Some(threads), _) => (
@@ -117,6 +134,10 @@ pub fn list_words(experiment: &Experiment) -> Option<String> {
 /// Runs and judges a live, threads or lateness experiment; never fails (an error is the reason).
 pub fn reproduce(experiment: &Experiment, folder: &Path, quick: bool) -> Finding {
     let run_folder = folder.join(&experiment.id);
+    if let Some(runtimes) = &experiment.runtimes {
+        let build = folder.join(".cache").join("engines");
+        return runtimes.reproduce(experiment, &run_folder, &build, quick);
+    }
     let measured = match (&experiment.live, &experiment.threads, &experiment.lateness) {
         (Some(live), _, _) => live.measure(experiment, &run_folder, quick),
         (_, Some(threads), _) => threads.measure(experiment, &run_folder, quick),
@@ -208,12 +229,22 @@ impl Measured {
 /// reason nothing was).
 pub(super) fn finding(experiment: &Experiment, measured: &Measured, failure: &str) -> Finding {
     let series = series_labels(experiment);
-    let (values, verdict, mut reason) = if failure.is_empty() {
+    let judged = if failure.is_empty() {
         let computed = compute(&experiment.figure, &series, measured);
         super::verdict::judge(&experiment.figure, &experiment.rule, &computed)
     } else {
         (Vec::new(), Verdict::NotMeasured, failure.to_string())
     };
+    judged_finding(experiment, measured, judged)
+}
+
+/// The finding of a source experiment from what it measured and its figures as judged
+/// ([`super::verdict::judge`]).
+pub(super) fn judged_finding(
+    experiment: &Experiment,
+    measured: &Measured,
+    (values, verdict, mut reason): (Vec<FigureValue>, Verdict, String),
+) -> Finding {
     if !measured.note.is_empty() && verdict != Verdict::NotMeasured {
         reason = format!("{reason} ({})", measured.note);
     }
@@ -393,111 +424,6 @@ pub fn compute(figure: &FigureSpec, series: &[String], measured: &Measured) -> V
     out
 }
 
-/// A dotted path (`lateness.wake.p50_ns`, `latency.0.start.count`) into a record as JSON.
-pub fn read_path(record: &serde_json::Value, path: &str) -> Result<f64, String> {
-    let mut at = record;
-    for part in path.split('.') {
-        let next = match part.parse::<usize>() {
-            Ok(index) if at.is_array() => at.get(index),
-            _ => at.get(part),
-        };
-        at = next
-            .filter(|v| !v.is_null())
-            .ok_or_else(|| format!("the record has no {path}"))?;
-    }
-    at.as_f64()
-        .ok_or_else(|| format!("{path} is not a number in the record"))
-}
-
-/// A finite value, or why not.
-pub fn finite(field: &str, value: f64) -> Result<f64, String> {
-    if value.is_finite() {
-        Ok(value)
-    } else {
-        Err(format!("{field} is not a finite number"))
-    }
-}
-
-/// Why a source cannot read `field`: a `kind` record (`live`, `threads`) takes the dotted
-/// paths under `roots` and the fields `others` names.
-pub fn unknown_field(field: &str, kind: &str, roots: &[&str], others: &str) -> String {
-    let roots: Vec<String> = roots.iter().map(|root| root.to_string()).collect();
-    format!(
-        "field `{field}`: a {kind} field is a dotted path into a {kind} record under {} \
-         (results/FORMAT.md, `{kind}.jsonl`), or {others}",
-        and_list(&roots)
-    )
-}
-
-/// The names of a source's derived fields, comma-separated.
-pub fn derived_names(derived: &[(&str, &str)]) -> String {
-    derived
-        .iter()
-        .map(|(name, _)| *name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A record's value at the dotted `path` (its JSON form, as FORMAT.md names the fields).
-pub fn record_path<T: serde::Serialize>(record: &T, path: &str) -> Result<f64, String> {
-    let json = serde_json::to_value(record).map_err(|e| e.to_string())?;
-    read_path(&json, path)
-}
-
-/// A family's parameters as `KEY=VALUE` words (a string without its quotes).
-pub fn param_words(params: &BTreeMap<String, toml::Value>) -> Vec<String> {
-    params
-        .iter()
-        .map(|(key, value)| match value {
-            toml::Value::String(text) => format!("{key}={text}"),
-            other => format!("{key}={other}"),
-        })
-        .collect()
-}
-
-/// The checks of a source's `family` and of its list `key` (waits, schemes): a known
-/// family, and a non-empty list of names from `allowed`; `section` prefixes the message.
-pub fn check_family_and_choices(
-    section: &str,
-    family: &str,
-    (key, chosen): (&str, &[String]),
-    allowed: &[&str],
-) -> Result<(), String> {
-    if chosen.is_empty() {
-        return Err(format!("{section}.{key}: at least one"));
-    }
-    if let Some(unknown) = chosen.iter().find(|c| !allowed.contains(&c.as_str())) {
-        return Err(format!(
-            "{section}.{key}: `{unknown}` is not one of {}",
-            allowed.join(", ")
-        ));
-    }
-    if timerbench_workloads::families::find(family).is_none() {
-        return Err(format!(
-            "{section}.family: no family `{family}` (timerbench list)"
-        ));
-    }
-    Ok(())
-}
-
-/// `1, 2, 4`: an experiment's sizes as `--list` shows them.
-pub fn comma_list(values: &[u64]) -> String {
-    values
-        .iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `1, 2 and 4`.
-pub fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,17 +522,5 @@ mod tests {
         // Another failure beside it is a failure of the run.
         m.readings[0].value = Err("unverified: timer 1 fired twice".to_string());
         assert!(!lacks_capability(&finding(&idle, &m, "")));
-    }
-
-    #[test]
-    fn paths_reach_into_objects_and_arrays() {
-        let record = serde_json::json!({"a": {"b": [{"c": 3}]}, "n": null});
-        assert_eq!(read_path(&record, "a.b.0.c"), Ok(3.0));
-        assert!(read_path(&record, "a.x").unwrap_err().contains("no a.x"));
-        assert!(read_path(&record, "n").is_err());
-        assert_eq!(
-            and_list(&["1".into(), "2".into(), "4".into()]),
-            "1, 2 and 4"
-        );
     }
 }

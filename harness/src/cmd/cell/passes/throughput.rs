@@ -7,16 +7,17 @@
 //! under a millisecond (1k timers) is not one reading near the clock's and the scheduler's
 //! resolution; its figures are the sample's total time over its total operations. Each
 //! replay is [`TimedWorkload::after_fill`]'s timed replay, the loop `cargo bench` samples
-//! too, with the fill timed apart. What the record has no field for is read just outside its clock, so that it costs
-//! the timed replay nothing: the minor page faults inside `drive`, which tell an allocator
-//! that hands back fresh pages from one that reuses them. Allocation counting is off by
+//! too, with the fill timed apart. The page faults inside `drive` are read just outside
+//! its clock (`getrusage`), so that they cost the timed replay nothing: they tell a replay
+//! that takes fresh pages from one that reuses them, and go into the record
+//! (`page_faults`) and the diagnostics. Allocation counting is off by
 //! now ([`crate::alloc::stop_counting`], after the memory pass): the allocations inside
 //! `drive` are the memory pass's diagnostics.
 
 use super::timed::{Operations, Recipe, TimedWorkload};
-use crate::cell_core::os::minor_page_faults;
+use crate::cell_core::os::page_faults;
 use crate::cmd::cell::diagnostics::Diagnostics;
-use crate::schema::{Throughput, spread};
+use crate::schema::{PageFaults, Throughput, spread};
 use std::time::Duration;
 use timerbench_impls::TimerQueue;
 use timerbench_workloads::reference::Summary;
@@ -38,6 +39,7 @@ pub(in crate::cmd::cell) fn throughput<Q: TimerQueue<u64>>(
     let per = |count: u64| count.max(1) as f64;
     let mut figures = [(); 5].map(|()| Vec::with_capacity(repeats as usize));
     let mut iterations = Vec::with_capacity(repeats as usize);
+    let mut all_faults = PageFaults::default();
     for repeat in 1..=repeats {
         let disagreed = |message: String| format!("timed sample {repeat}: {message}");
         let (mut fill_ns, mut timed_ns, mut replays, mut faults) = (0.0, 0.0, 0u64, 0);
@@ -45,9 +47,16 @@ pub(in crate::cmd::cell) fn throughput<Q: TimerQueue<u64>>(
             let ready = workload
                 .fresh_queue::<Q>(recipe)
                 .map_err(|e| disagreed(e.to_string()))?;
-            let faults_before = minor_page_faults();
+            let (minor_before, major_before) = page_faults();
             let timed = ready.time();
-            faults += minor_page_faults().saturating_sub(faults_before);
+            let (minor_after, major_after) = page_faults();
+            let minor = minor_after.saturating_sub(minor_before);
+            faults += minor;
+            all_faults.add(&PageFaults {
+                minor,
+                major: major_after.saturating_sub(major_before),
+                replays: 1,
+            });
             timed.replayed.check(reference).map_err(disagreed)?;
             fill_ns += timed.fill_elapsed.as_nanos() as f64;
             timed_ns += timed.elapsed.as_nanos() as f64;
@@ -79,5 +88,6 @@ pub(in crate::cmd::cell) fn throughput<Q: TimerQueue<u64>>(
         fill_operations: fill,
         iterations,
         min_sample_ns: min_sample.as_nanos() as u64,
+        page_faults: Some(all_faults),
     })
 }
