@@ -58,6 +58,7 @@
 //! | `advance`, per tick | nothing: as `hierarchical-wheel`, occupied slots only; a move within one ring word before the levels' earliest slot is one word test |
 //! | `advance`, per occupied slot | O(1) to find it (`hierarchical-wheel`'s bitmaps), then its array read chunk by chunk, each chunk's successor prefetched |
 //! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case, one re-filing per level it passes; each entry is prefetched a chunk (15 items) before it is read |
+//! | `advance`, one move | at most one cascade of a first-level slot's whole array once the drain below has run: within `DRAIN_AHEAD` (128) ticks of such a slot's start, up to `DRAIN_BUDGET` (2,048) of its items and a chunk are re-filed early, so the cascade at its start moves only what the ring could not yet take (`dense_wheel/drain.rs`) |
 //! | `advance`, timers started in the past | O(k log k) for k of them: copied out with their deadlines and sorted |
 //! | `next_deadline` | O(1): the due minimum (one rescan of the due array after its minimum was stopped), else the earlier of the ring's next slot and the levels' earliest slot start; at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
@@ -72,6 +73,15 @@
 //! copies an entry or an item; a cascade moves the items of the one slot it processes,
 //! which is its work, not growth. The test `growing_never_moves_a_block` checks it.
 
+//! # Cascades spread ahead
+//!
+//! A cascade re-files its whole slot in one `advance`; at a million timers over a 30 s
+//! idle timeout a first-level slot holds a hundred thousand of them. So the first level's
+//! slots drain into the ring during the 128 ticks before their start, a bounded batch per
+//! move, each timer placed by the ring's own rule (less than 4,096 ticks ahead); the rest,
+//! held aside, cascades at the start as before. `dense_wheel/drain.rs` states the rule,
+//! its bound and what it costs; exactness is untouched.
+//!
 //! # Empty time
 //!
 //! `hierarchical-wheel`'s: one bit per slot, one per ring word and one per level, so
@@ -82,7 +92,8 @@
 //!
 //! Exact, by `hierarchical-wheel`'s invariant (read on [`crate::hierarchical_wheel`]): a
 //! ring slot holds one deadline, and a level's slot is re-filed at its first tick, before
-//! any of its deadlines. The order within one ring slot is the array's, newest chunk first:
+//! any of its deadlines (a drained timer earlier, by the ring's placement rule, which keeps
+//! one deadline per ring slot). The order within one ring slot is the array's, newest chunk first:
 //! all its timers share one deadline.
 //!
 //! # Range
@@ -99,11 +110,13 @@
 //!
 //! # Code
 //!
-//! This file files, removes, fires and cascades; `chunks.rs` holds the slot arrays and
-//! their pool, `entries.rs` the entries, and `hierarchical_wheel/slots.rs` the bitmaps and
+//! This file files, removes, fires and cascades; `drain.rs` spreads the first level's
+//! cascades ahead; `chunks.rs` holds the slot arrays and their pool, `entries.rs` the
+//! entries, and `hierarchical_wheel/slots.rs` the bitmaps and
 //! their searches, shared with `hierarchical-wheel`.
 
 mod chunks;
+mod drain;
 mod entries;
 #[cfg(test)]
 mod tests;
@@ -113,10 +126,14 @@ use crate::hierarchical_wheel::slots::{SlotHead, Slots};
 use crate::hierarchical_wheel::{LEVELS, LISTS};
 use crate::wheel_core::SlotAt;
 use chunks::{Batch, Pool, Tail};
+use drain::NOT_DRAINING;
 use entries::{Entries, Timer};
 
 /// The `home` of a timer in the due array.
 const DUE: u32 = LISTS as u32;
+
+/// The `home` of a timer in the held array of the slot that drains (`drain.rs`).
+const HELD: u32 = DUE + 1;
 
 /// The dense hierarchical wheel. See the module documentation; the invariant is
 /// [`crate::hierarchical_wheel::HierarchicalWheel`]'s, with "list" read as "array".
@@ -132,6 +149,10 @@ pub struct DenseWheel<V> {
     due_stale: bool,
     /// The due timers being fired, kept for its allocation.
     scratch: Vec<(Tick, u32)>,
+    /// The level slot draining ahead of its start (its index in `heads`), or
+    /// `NOT_DRAINING`; and the items taken out of it not yet placeable (`drain.rs`).
+    draining: u32,
+    held: Tail,
     now: Tick,
     work: u64,
 }
@@ -171,6 +192,8 @@ impl<V> DenseWheel<V> {
                 self.due_stale = true;
             }
             &mut self.due
+        } else if home == HELD {
+            &mut self.held
         } else {
             &mut self.slots.heads[home as usize]
         };
@@ -178,7 +201,11 @@ impl<V> DenseWheel<V> {
             self.entries.get_mut(moved).at = at;
         }
         if home != DUE && tail.is_empty() {
-            self.slots.clear(home as usize);
+            if self.draining == NOT_DRAINING {
+                self.slots.clear(home as usize);
+            } else {
+                self.emptied_while_draining(home);
+            }
         }
     }
 
@@ -224,10 +251,14 @@ impl<V> DenseWheel<V> {
                 self.fire(tail, on_fire);
             } else {
                 self.cascade(tail);
+                self.cascade_held(Slots::<Tail>::level_home(at));
             }
             next = self.due_by(to);
         }
         self.now = to;
+        if self.drain_due(to) {
+            self.drain_ahead();
+        }
     }
 
     /// Fires every timer of a ring slot taken whole: a chunk at a time, the next chunk's
@@ -304,6 +335,8 @@ impl<V> TimerQueue<V> for DenseWheel<V> {
             due_min: 0,
             due_stale: false,
             scratch: Vec::new(),
+            draining: NOT_DRAINING,
+            held: Tail::EMPTY,
             now: 0,
             work: 0,
         }
@@ -361,6 +394,9 @@ impl<V> TimerQueue<V> for DenseWheel<V> {
         if near == Some(None) {
             self.work += 1;
             self.now = to;
+            if self.drain_due(to) {
+                self.drain_ahead();
+            }
             return;
         }
         self.advance_slots(to, near.flatten(), &mut on_fire);

@@ -82,6 +82,12 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
+    /// No items.
+    pub(crate) const EMPTY: Batch = Batch {
+        items: [0; ITEMS as usize],
+        len: 0,
+    };
+
     /// The batch's items.
     #[inline]
     pub(crate) fn items(&self) -> &[u32] {
@@ -225,10 +231,7 @@ impl Pool {
     #[inline]
     pub(crate) fn take_batch(&mut self, tail: &mut Tail) -> Batch {
         if tail.is_empty() {
-            return Batch {
-                items: [0; ITEMS as usize],
-                len: 0,
-            };
+            return Batch::EMPTY;
         }
         let chunk = tail.chunk;
         let start = (chunk * CHUNK_WORDS) as usize & (BLOCK_WORDS - 1);

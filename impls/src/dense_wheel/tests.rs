@@ -2,29 +2,46 @@
 //! growth that moves nothing. The contract itself is the conformance suite's.
 
 use super::*;
-use crate::hierarchical_wheel::RING_SLOTS;
+use crate::hierarchical_wheel::{LEVEL_BASE, RING_SLOTS};
+use crate::wheel_core::SLOTS;
 use chunks::{BLOCK_CHUNKS, ITEMS};
+use drain::{DRAIN_AHEAD, DRAIN_BUDGET};
 use entries::BLOCK;
 
 type Wheel = DenseWheel<u64>;
 
 /// Every item of every array names a pending entry whose back-index is that item, and the
-/// arrays hold `len` items in all; each slot's bit is set exactly when it holds items.
+/// arrays hold `len` items in all; each slot's bit is set exactly when it holds items (the
+/// draining slot's also while the held array does); a held array has a draining slot.
 fn check_back_indices(wheel: &Wheel) {
     let mut items = 0;
     let homes = (0..LISTS as u32).map(|home| (home, wheel.slots.heads[home as usize]));
-    for (home, tail) in homes.chain([(DUE, wheel.due)]) {
+    let extra = [(DUE, wheel.due), (HELD, wheel.held)];
+    for (home, tail) in homes.chain(extra) {
         wheel.pool.for_each(tail, |address, index| {
             let timer = wheel.entries.get(index);
             assert_eq!((timer.home, timer.at), (home, address), "entry {index}");
             items += 1;
         });
+        let holds = !tail.is_empty() || (home == wheel.draining && !wheel.held.is_empty());
         if (home as usize) < RING_SLOTS {
             let bit = wheel.slots.ring[home as usize / 64] >> (home % 64) & 1;
-            assert_eq!(bit == 1, !tail.is_empty(), "ring slot {home}'s bit");
+            assert_eq!(bit == 1, holds, "ring slot {home}'s bit");
+        } else if (home as usize) < LISTS {
+            let (level, slot) = ((home as usize - LEVEL_BASE) / SLOTS, home as usize % SLOTS);
+            let bit = wheel.slots.occupied[level] >> slot & 1;
+            assert_eq!(bit == 1, holds, "level {level} slot {slot}'s bit");
         }
     }
+    assert!(wheel.held.is_empty() || wheel.draining != NOT_DRAINING);
     assert_eq!(items, wheel.len());
+}
+
+/// The items of the array `tail`.
+fn count(wheel: &Wheel, tail: Tail) -> usize {
+    let mut items = 0;
+    wheel.pool.for_each(tail, |_, _| items += 1);
+    items
 }
 
 #[test]
@@ -149,4 +166,137 @@ fn a_presized_queue_does_not_grow() {
     }
     assert_eq!(wheel.entries.block_addresses(), entries);
     assert_eq!(wheel.pool.block_addresses().len(), chunks);
+}
+
+/// A first-level slot drains into the ring from `DRAIN_AHEAD` ticks before its start, at
+/// most a budget (and a chunk) per move; what it holds back is only what the ring could not
+/// take yet; what is left at the start is cascaded; and every timer fires at its deadline,
+/// in order.
+#[test]
+fn a_first_level_slot_drains_into_the_ring_ahead_of_its_start() {
+    let mut wheel = Wheel::new();
+    // Slot 2 of the first level: deadlines 8,192 to 12,287, more than two budgets.
+    let count_started = 2 * DRAIN_BUDGET as u64 + 700;
+    for v in 0..count_started {
+        wheel.start(8_192 + v * 4_096 / count_started, v);
+    }
+    let slot = LEVEL_BASE + 2 * SLOTS + 2;
+    let begin = 8_192 - DRAIN_AHEAD;
+    wheel.advance(begin - 1, |_, _, _| unreachable!());
+    assert_eq!(
+        wheel.draining, NOT_DRAINING,
+        "nothing drains before the window"
+    );
+    assert_eq!(
+        count(&wheel, wheel.slots.heads[slot]),
+        count_started as usize
+    );
+    let mut left = count_started as usize;
+    for now in begin..begin + 3 {
+        wheel.advance(now, |_, _, _| unreachable!());
+        check_back_indices(&wheel);
+        let in_slot = count(&wheel, wheel.slots.heads[slot]);
+        assert!(
+            left - in_slot <= DRAIN_BUDGET + ITEMS as usize,
+            "one budget a move"
+        );
+        assert!(
+            left - in_slot >= DRAIN_BUDGET.min(left),
+            "a whole budget a move"
+        );
+        left = in_slot;
+    }
+    assert_eq!(left, 0, "drained within three moves");
+    // Held: exactly the timers whose deadline was 4,096 or more ahead when taken out.
+    let mut held = Vec::new();
+    wheel.pool.for_each(wheel.held, |_, index| {
+        held.push(wheel.entries.get(index).deadline)
+    });
+    assert!(!held.is_empty());
+    assert!(held.iter().all(|&deadline| deadline >= begin + 4_096));
+    assert!(held.len() <= (count_started * (DRAIN_AHEAD + 3) / 4_096) as usize + 1);
+    let mut fired = Vec::new();
+    wheel.advance(u64::MAX, |_, value, deadline| fired.push((deadline, value)));
+    assert_eq!(fired.len(), count_started as usize);
+    assert!(fired.windows(2).all(|pair| pair[0].0 <= pair[1].0));
+    for &(deadline, value) in &fired {
+        assert_eq!(deadline, 8_192 + value * 4_096 / count_started);
+    }
+    assert_eq!(wheel.draining, NOT_DRAINING);
+    check_back_indices(&wheel);
+}
+
+/// Starts, stops and restarts in every array while slots drain, against a plain model: each
+/// move fires exactly the model's timers due by then, in deadline order, and the arrays
+/// and bits stay consistent.
+#[test]
+fn drains_survive_stops_and_restarts_against_a_model() {
+    use std::collections::BTreeMap;
+    let mut wheel = Wheel::new();
+    let mut model: BTreeMap<u64, (TimerId, u64)> = BTreeMap::new(); // value -> (id, deadline)
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut random = move |below: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % below
+    };
+    let mut next_value = 0;
+    for _ in 0..3_000 {
+        let deadline = 4_096 + random(12_000);
+        model.insert(next_value, (wheel.start(deadline, next_value), deadline));
+        next_value += 1;
+    }
+    let mut now = 0;
+    // Moves after which a slot drained and held some of it: the test must reach them.
+    let mut holding = 0;
+    while now < 20_000 {
+        for _ in 0..random(4) {
+            let deadline = now + 1 + random(9_000);
+            match random(3) {
+                0 => {
+                    model.insert(next_value, (wheel.start(deadline, next_value), deadline));
+                    next_value += 1;
+                }
+                kind if !model.is_empty() => {
+                    let key = *model
+                        .keys()
+                        .nth(random(model.len() as u64) as usize)
+                        .unwrap();
+                    let (id, _) = model.remove(&key).unwrap();
+                    if kind == 1 {
+                        assert_eq!(wheel.stop(id), Some(key));
+                    } else {
+                        let (id, old) = wheel.restart(id, deadline, next_value);
+                        assert_eq!(old, Some(key));
+                        model.insert(next_value, (id, deadline));
+                        next_value += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        now += random(3);
+        let mut fired = Vec::new();
+        wheel.advance(now, |_, value, deadline| fired.push((deadline, value)));
+        assert!(fired.windows(2).all(|pair| pair[0].0 <= pair[1].0));
+        fired.sort_unstable();
+        let mut expected: Vec<_> = model
+            .iter()
+            .filter(|(_, (_, deadline))| *deadline <= now)
+            .map(|(&value, &(_, deadline))| (deadline, value))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(fired, expected, "fired by {now}");
+        model.retain(|_, (_, deadline)| *deadline > now);
+        holding += usize::from(!wheel.held.is_empty());
+        if now % 61 == 0 {
+            check_back_indices(&wheel);
+        }
+    }
+    check_back_indices(&wheel);
+    assert!(
+        holding > 100,
+        "slots drained and held in {holding} moves only"
+    );
 }

@@ -185,9 +185,22 @@ impl<H: SlotHead> Slots<H> {
             slot,
             start: now + (slot.wrapping_sub(position) & (RING_SLOTS - 1)) as Tick,
         });
+        let Some(level) = self.earliest_level(now) else {
+            return ring;
+        };
+        match ring {
+            Some(ring) if ring.start < level.start => Some(ring),
+            _ => Some(level),
+        }
+    }
+
+    /// The earliest occupied level slot seen from `now`: the lowest set bit of the lowest
+    /// occupied level. Records its start as the levels' bound.
+    #[inline]
+    pub(crate) fn earliest_level(&mut self, now: Tick) -> Option<SlotAt> {
         if self.occupied_levels == 0 {
             self.level_bound = Tick::MAX;
-            return ring;
+            return None;
         }
         let level = self.occupied_levels.trailing_zeros() as usize;
         let bits = self.occupied[level];
@@ -198,10 +211,19 @@ impl<H: SlotHead> Slots<H> {
         let slot = bits.trailing_zeros() as usize;
         let start = slot_start(now, level, slot);
         self.level_bound = start;
-        match ring {
-            Some(ring) if ring.start < start => Some(ring),
-            _ => Some(SlotAt { level, slot, start }),
-        }
+        Some(SlotAt { level, slot, start })
+    }
+
+    /// No occupied level slot starts before this tick (see the field).
+    #[inline]
+    pub(crate) fn level_bound(&self) -> Tick {
+        self.level_bound
+    }
+
+    /// The index in `heads` of the level slot `at`.
+    #[inline]
+    pub(crate) fn level_home(at: SlotAt) -> usize {
+        LEVEL_BASE + at.level * SLOTS + at.slot
     }
 
     /// Empties the slot `at` and returns what it held.
@@ -210,7 +232,7 @@ impl<H: SlotHead> Slots<H> {
         let home = if at.level == 0 {
             at.slot
         } else {
-            LEVEL_BASE + at.level * SLOTS + at.slot
+            Self::level_home(at)
         };
         self.clear(home);
         std::mem::replace(&mut self.heads[home], H::EMPTY)
