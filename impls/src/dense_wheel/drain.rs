@@ -9,6 +9,10 @@
 //! 1.6 ms, against 73 µs for `binary-heap`'s slowest moves (p99.99,
 //! docs/evidence/2026-11-29-memory-bound.md). Linux's wheel avoids cascades by giving up
 //! exactness at its upper levels; this structure keeps exactness and moves the work earlier.
+//! `incremental-wheel` does that for every level, staging each next slot's share at every
+//! move over its whole window into banks that become the lower levels; the drain here is
+//! the smaller step that a ring of the first level's span allows: no stage, no swap, one
+//! extra array.
 //!
 //! # The rule
 //!
