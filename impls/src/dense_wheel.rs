@@ -394,9 +394,6 @@ impl<V> TimerQueue<V> for DenseWheel<V> {
         if near == Some(None) {
             self.work += 1;
             self.now = to;
-            if self.drain_due(to) {
-                self.drain_ahead();
-            }
             return;
         }
         self.advance_slots(to, near.flatten(), &mut on_fire);

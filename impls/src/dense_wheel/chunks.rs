@@ -31,6 +31,7 @@
 
 use super::super::hierarchical_wheel::slots::SlotHead;
 use crate::arena::NIL;
+use crate::contract::Tick;
 use crate::prefetch::prefetch;
 
 /// Words in a chunk: 16 `u32`s, one 64-byte line.
@@ -65,6 +66,7 @@ impl SlotHead for Tail {
         chunk: NIL,
         fill: ITEMS,
     };
+    const AHEAD: Tick = super::drain::DRAIN_AHEAD;
 }
 
 impl Tail {

@@ -64,12 +64,14 @@ pub(super) const DRAIN_BUDGET: usize = 2_048;
 pub(super) const NOT_DRAINING: u32 = u32::MAX;
 
 impl<V> DenseWheel<V> {
-    /// Whether a drain may have work after a move to `to`: a level slot starts within
-    /// `DRAIN_AHEAD` of it. One comparison with the levels' bound, which may be low (after
-    /// stops): then [`DenseWheel::drain_ahead`] searches once and raises it.
+    /// Whether a drain may have work after a move to `to`: a level slot may start within
+    /// `DRAIN_AHEAD` of it. The levels' bound is kept `DRAIN_AHEAD` early for this
+    /// wheel (`Tail`'s `SlotHead::AHEAD`), so a move that [`Slots::near`] answers from one
+    /// word is never due a drain and its path has no test for it; and a bound left low
+    /// by stops only costs one search, in [`DenseWheel::drain_ahead`], which raises it.
     #[inline(always)]
     pub(super) fn drain_due(&self, to: Tick) -> bool {
-        self.slots.level_bound() <= to.saturating_add(DRAIN_AHEAD)
+        self.slots.level_bound() <= to
     }
 
     /// Picks the slot to drain if none is draining, then drains up to `DRAIN_BUDGET` of its

@@ -18,6 +18,10 @@ use crate::wheel_core::{
 pub(crate) trait SlotHead: Copy {
     /// The head of an empty slot.
     const EMPTY: Self;
+    /// How many ticks before a level slot's start the wheel wants `advance` off its
+    /// one-word path ([`Slots::near`]): 0, or `dense-wheel`'s drain window, so that its
+    /// drain costs the common move nothing outside the window.
+    const AHEAD: Tick = 0;
 }
 
 /// A list head: the first entry's arena index, `NIL` when the list is empty.
@@ -39,9 +43,10 @@ pub(crate) struct Slots<H: SlotHead = u32> {
     pub(crate) occupied: [u64; DIGIT_LEVELS],
     /// Bit `L` is set exactly when `occupied[L] != 0`.
     pub(crate) occupied_levels: u16,
-    /// No occupied level slot starts before this tick: the levels' earliest slot start
-    /// when they were last searched, lowered by every level filing since (`Tick::MAX` when
-    /// they were empty). Stops leave it low, which only costs a search.
+    /// No occupied level slot starts before this tick plus `H::AHEAD`: the levels'
+    /// earliest slot start, less `H::AHEAD`, when they were last searched, lowered by every
+    /// level filing since (`Tick::MAX` when they were empty). Stops leave it low, which
+    /// only costs a search.
     level_bound: Tick,
 }
 
@@ -90,7 +95,7 @@ impl<H: SlotHead> Slots<H> {
         self.occupied_levels |= 1 << level;
         // The slot's start: `deadline` shares `now`'s bits above the level's digit.
         let start = deadline & (Tick::MAX << (level as u32 * BITS_PER_LEVEL));
-        self.level_bound = self.level_bound.min(start);
+        self.level_bound = self.level_bound.min(start.saturating_sub(H::AHEAD));
         (LEVEL_BASE + level * SLOTS + slot) as u32
     }
 
@@ -210,11 +215,11 @@ impl<H: SlotHead> Slots<H> {
         );
         let slot = bits.trailing_zeros() as usize;
         let start = slot_start(now, level, slot);
-        self.level_bound = start;
+        self.level_bound = start.saturating_sub(H::AHEAD);
         Some(SlotAt { level, slot, start })
     }
 
-    /// No occupied level slot starts before this tick (see the field).
+    /// No occupied level slot starts before this tick plus `H::AHEAD` (see the field).
     #[inline]
     pub(crate) fn level_bound(&self) -> Tick {
         self.level_bound
