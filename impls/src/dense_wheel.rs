@@ -153,6 +153,9 @@ pub struct DenseWheel<V> {
     /// `NOT_DRAINING`; and the items taken out of it not yet placeable (`drain.rs`).
     draining: u32,
     held: Tail,
+    /// `draining`, or `DUE` when no slot drains: every home below it is a plain slot,
+    /// whose bit a removal that empties it clears (`unfile`'s one test).
+    clear_below: u32,
     now: Tick,
     work: u64,
 }
@@ -187,24 +190,25 @@ impl<V> DenseWheel<V> {
     /// moved into its place and clearing the slot's bit if it emptied.
     #[inline]
     fn unfile(&mut self, home: u32, at: u32, deadline: Tick) {
-        let tail = if home == DUE {
+        let tail = if home < DUE {
+            &mut self.slots.heads[home as usize]
+        } else if home == DUE {
             if deadline == self.due_min {
                 self.due_stale = true;
             }
             &mut self.due
-        } else if home == HELD {
-            &mut self.held
         } else {
-            &mut self.slots.heads[home as usize]
+            &mut self.held
         };
         if let Some(moved) = self.pool.remove(tail, at) {
             self.entries.get_mut(moved).at = at;
         }
-        if home != DUE && tail.is_empty() {
-            if self.draining == NOT_DRAINING {
+        if tail.is_empty() {
+            // One test on the common path: a slot below `clear_below` is a plain slot.
+            if home < self.clear_below {
                 self.slots.clear(home as usize);
             } else {
-                self.emptied_while_draining(home);
+                self.emptied_past_draining(home);
             }
         }
     }
@@ -337,6 +341,7 @@ impl<V> TimerQueue<V> for DenseWheel<V> {
             scratch: Vec::new(),
             draining: NOT_DRAINING,
             held: Tail::EMPTY,
+            clear_below: DUE,
             now: 0,
             work: 0,
         }

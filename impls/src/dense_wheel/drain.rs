@@ -46,12 +46,16 @@
 //!   held array belongs to it, and a held entry's `home` is `HELD`.
 //! - The draining slot's occupancy bit stays set while it or the held array holds items,
 //!   so the search still finds its start and its cascade still comes.
+//! - While the draining slot's array holds items, the levels' bound is at most its start
+//!   less `DRAIN_AHEAD`, so every move takes `advance`'s searching path and drains; once
+//!   only held items are left, the bound is the start itself.
 
 use super::chunks::{Batch, Tail};
-use super::{DenseWheel, HELD};
+use super::{DUE, DenseWheel, HELD};
 use crate::contract::Tick;
 use crate::hierarchical_wheel::slots::{SlotHead, Slots};
 use crate::hierarchical_wheel::{FIRST_LEVEL, RING_SLOTS};
+use crate::wheel_core::{SLOTS, slot_start};
 
 /// How many ticks before a first-level slot's start its drain begins.
 pub(super) const DRAIN_AHEAD: Tick = 128;
@@ -85,11 +89,12 @@ impl<V> DenseWheel<V> {
             if at.level != FIRST_LEVEL || at.start > self.now.saturating_add(DRAIN_AHEAD) {
                 return;
             }
-            self.draining = Slots::<Tail>::level_home(at) as u32;
+            self.set_draining(Slots::<Tail>::level_home(at) as u32);
         }
         let home = self.draining as usize;
         let mut tail = self.slots.heads[home];
         if tail.is_empty() {
+            self.rest_until_start();
             return;
         }
         let mut batch = self.pool.take_batch(&mut tail);
@@ -121,23 +126,49 @@ impl<V> DenseWheel<V> {
             batch = next;
         }
         self.slots.heads[home] = tail;
-        if tail.is_empty() && self.held.is_empty() {
-            self.slots.clear(home);
-            self.draining = NOT_DRAINING;
+        if tail.is_empty() {
+            if self.held.is_empty() {
+                self.slots.clear(home);
+                self.set_draining(NOT_DRAINING);
+            } else {
+                self.rest_until_start();
+            }
         }
     }
 
-    /// A removal emptied the array `home` (a slot's or the held array) while a slot
-    /// drains: the slot is empty only when both its array and the held array are, and
-    /// then its bit is cleared and the drain ends.
+    /// The draining slot's array is empty and the held array is not: nothing can move
+    /// before the slot's start (a timer started into the slot lowers the bound again), so
+    /// the levels' bound goes back to that start and the moves until then take the
+    /// one-word path.
+    fn rest_until_start(&mut self) {
+        let slot = self.draining as usize % SLOTS;
+        let start = slot_start(self.now, FIRST_LEVEL, slot);
+        self.slots.raise_level_bound(start);
+    }
+
+    /// Starts draining the slot `home`, or ends the drain (`NOT_DRAINING`).
+    fn set_draining(&mut self, home: u32) {
+        self.draining = home;
+        self.clear_below = home.min(DUE);
+    }
+
+    /// A removal emptied the array `home`, at or past `clear_below`: the due array (no
+    /// bit), a slot after the draining one (its bit cleared), or the draining slot's array
+    /// or the held array, whose slot is empty only when both are: then its bit is cleared
+    /// and the drain ends.
     #[inline(never)]
-    pub(super) fn emptied_while_draining(&mut self, home: u32) {
-        let slot = self.draining as usize;
+    pub(super) fn emptied_past_draining(&mut self, home: u32) {
+        if home == DUE {
+            return;
+        }
         if home != HELD && home != self.draining {
             self.slots.clear(home as usize);
-        } else if self.held.is_empty() && self.slots.heads[slot].is_empty() {
+            return;
+        }
+        let slot = self.draining as usize;
+        if self.held.is_empty() && self.slots.heads[slot].is_empty() {
             self.slots.clear(slot);
-            self.draining = NOT_DRAINING;
+            self.set_draining(NOT_DRAINING);
         }
     }
 
@@ -147,7 +178,7 @@ impl<V> DenseWheel<V> {
     pub(super) fn cascade_held(&mut self, home: usize) {
         if home as u32 == self.draining {
             let held = std::mem::replace(&mut self.held, Tail::EMPTY);
-            self.draining = NOT_DRAINING;
+            self.set_draining(NOT_DRAINING);
             self.cascade(held);
         }
     }

@@ -207,6 +207,11 @@ fn a_first_level_slot_drains_into_the_ring_ahead_of_its_start() {
         left = in_slot;
     }
     assert_eq!(left, 0, "drained within three moves");
+    assert_eq!(
+        wheel.slots.level_bound(),
+        8_192,
+        "with only held items left, the moves until the start take the one-word path"
+    );
     // Held: exactly the timers whose deadline was 4,096 or more ahead when taken out.
     let mut held = Vec::new();
     wheel.pool.for_each(wheel.held, |_, index| {

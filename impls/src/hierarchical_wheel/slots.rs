@@ -43,10 +43,11 @@ pub(crate) struct Slots<H: SlotHead = u32> {
     pub(crate) occupied: [u64; DIGIT_LEVELS],
     /// Bit `L` is set exactly when `occupied[L] != 0`.
     pub(crate) occupied_levels: u16,
-    /// No occupied level slot starts before this tick plus `H::AHEAD`: the levels'
-    /// earliest slot start, less `H::AHEAD`, when they were last searched, lowered by every
-    /// level filing since (`Tick::MAX` when they were empty). Stops leave it low, which
-    /// only costs a search.
+    /// No occupied level slot starts before this tick plus `H::AHEAD` (but the one that
+    /// [`Slots::raise_level_bound`] named, which starts at it): the levels' earliest slot
+    /// start, less `H::AHEAD`, when they were last searched, lowered by every level filing
+    /// since (`Tick::MAX` when they were empty). Stops leave it low, which only costs a
+    /// search.
     level_bound: Tick,
 }
 
@@ -223,6 +224,14 @@ impl<H: SlotHead> Slots<H> {
     #[inline]
     pub(crate) fn level_bound(&self) -> Tick {
         self.level_bound
+    }
+
+    /// Raises the levels' bound to `start`, the start of the earliest occupied level slot,
+    /// when that slot needs no `AHEAD` (`dense-wheel`'s slot whose drain has nothing left
+    /// to move). A later filing lowers it as usual.
+    #[inline]
+    pub(crate) fn raise_level_bound(&mut self, start: Tick) {
+        self.level_bound = start;
     }
 
     /// The index in `heads` of the level slot `at`.
