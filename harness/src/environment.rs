@@ -108,7 +108,82 @@ pub fn host() -> String {
     }
 }
 
-/// The git revision timerbench was built from (`-dirty` when tracked files had changes).
+/// The git revision timerbench was built from (`-dirty` when tracked files had changes;
+/// `-stale` when `build.rs` recorded it for another checkout, see [`REVISION_IS_STALE`]).
 pub fn git_revision() -> String {
-    env!("TIMERBENCH_GIT_REVISION").to_string()
+    revision_label(env!("TIMERBENCH_GIT_REVISION"), REVISION_IS_STALE)
+}
+
+/// Whether the revision `build.rs` recorded is another checkout's: its script ran for
+/// another package folder than the one this crate is compiled from. That happens when two
+/// checkouts share a target directory and cargo reuses one's script output for the other
+/// (`harness/build.rs`, header); the revision then names the other checkout's commit, not
+/// the code built here. Decided when compiling, so a run never asks git and never fails
+/// for it.
+pub const REVISION_IS_STALE: bool = !same_text(
+    env!("TIMERBENCH_REVISION_CHECKOUT"),
+    env!("CARGO_MANIFEST_DIR"),
+);
+
+/// `timerbench --version`: the package's version and the build's revision, as
+/// [`git_revision`] gives it.
+pub const VERSION: &str = if REVISION_IS_STALE {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (revision ",
+        env!("TIMERBENCH_GIT_REVISION"),
+        "-stale)"
+    )
+} else {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (revision ",
+        env!("TIMERBENCH_GIT_REVISION"),
+        ")"
+    )
+};
+
+/// The revision as records give it: `-stale` added when it is another checkout's.
+fn revision_label(recorded: &str, stale: bool) -> String {
+    if stale {
+        format!("{recorded}-stale")
+    } else {
+        recorded.to_string()
+    }
+}
+
+/// Two strings equal, in a constant.
+const fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revision_of_another_checkout_is_marked_stale() {
+        assert!(same_text("/a/harness", "/a/harness"));
+        assert!(!same_text("/a/harness", "/b/harness"));
+        assert!(!same_text("/a/harness", "/a/harnes"));
+        assert_eq!(revision_label("0123456789", false), "0123456789");
+        assert_eq!(
+            revision_label("0123456789-dirty", true),
+            "0123456789-dirty-stale"
+        );
+        // `--version` and the records say the same.
+        assert!(VERSION.starts_with(env!("CARGO_PKG_VERSION")));
+        assert!(VERSION.ends_with(&format!(" (revision {})", git_revision())));
+    }
 }

@@ -35,7 +35,7 @@ use std::process::ExitCode;
 /// The timer-queue workbench: replay workloads through every implementation and verify
 /// them, generate the standard workload families, list what is available.
 #[derive(Parser)]
-#[command(name = "timerbench", version, propagate_version = true)]
+#[command(name = "timerbench", version = environment::VERSION, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -62,7 +62,7 @@ fn two_runs_give_each_figure_its_mean_and_interval_and_from_gives_them_again() {
             .is_file()
     );
     let combined = findings(&out);
-    assert_eq!(combined["schema"], 2);
+    assert_eq!(combined["schema"], timerbench_results::FINDINGS_SCHEMA);
     assert_eq!(combined["runs"][1]["folder"], "run-2");
 
     // The ratio: the mean of the two runs' figures, inside its interval, judged on it.

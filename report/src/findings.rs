@@ -113,6 +113,8 @@ fn verdict_class(verdict: Verdict) -> &'static str {
         Verdict::HoldsWithCaveat => "same",
         Verdict::DoesNotHold => "slower",
         Verdict::NotMeasured => "na",
+        // Judged by no band: no colour of a verdict.
+        Verdict::Reported => "",
     }
 }
 

@@ -16,8 +16,10 @@ pub const FINDINGS_FILE: &str = "findings.json";
 
 /// The version of the findings form this build writes and reads. Version 2 added the
 /// combined runs (`runs` of the file and of a finding, `runs` and `implementation` of a
-/// figure); a version-1 file reads as one run's findings.
-pub const FINDINGS_SCHEMA: u32 = 2;
+/// figure); version 3 added the figure verdict `reported` (a figure the rule reports and
+/// does not judge), which an older reader would not know. A version-1 or version-2 file
+/// reads as it was written.
+pub const FINDINGS_SCHEMA: u32 = 3;
 
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,7 +171,7 @@ pub struct FigureValue {
     pub value: Option<f64>,
     /// The figure in words, when it is not only a number (an ordering).
     pub text: Option<String>,
-    /// The band the rule put it in.
+    /// The band the rule put it in; `reported` for a figure the rule does not judge.
     pub verdict: Verdict,
     /// The implementation it is of, when the rule may have one of its own for it (a value,
     /// a slope); absent in version 1.
@@ -208,6 +210,11 @@ pub enum Verdict {
     DoesNotHold,
     /// The data cannot decide: a cell failed or is missing.
     NotMeasured,
+    /// A figure's only: the rule lists it as reported (`rule.reported`), shown as measured
+    /// and judged by no band, so it has no part in the experiment's verdict. Never the
+    /// verdict of a finding. Last, so that no derived order makes it better than a
+    /// judged figure; the judging code leaves it out by name, not by order.
+    Reported,
 }
 
 impl Verdict {
@@ -218,6 +225,7 @@ impl Verdict {
             Verdict::HoldsWithCaveat => "holds with a caveat",
             Verdict::DoesNotHold => "does not hold",
             Verdict::NotMeasured => "not measured",
+            Verdict::Reported => "reported, not judged",
         }
     }
 }

@@ -205,7 +205,8 @@ fn judged(runs: &[(&str, &Finding)]) -> Result<Judged, String> {
 /// its interval reaches.
 fn by_mean(runs: &[(&str, &Finding)], rule: &Rule) -> Result<Judged, String> {
     let (first_folder, first) = runs[0];
-    if !rule.implementation.is_empty() && first.values.iter().any(|v| v.implementation.is_none()) {
+    let own_rules = !rule.implementation.is_empty() || !rule.reported.is_empty();
+    if own_rules && first.values.iter().any(|v| v.implementation.is_none()) {
         return Err(format!(
             "{first_folder}'s findings do not name each figure's implementation (written by an \
              older timerbench), so the rule's bands for single implementations cannot be \
@@ -237,7 +238,10 @@ fn by_mean(runs: &[(&str, &Finding)], rule: &Rule) -> Result<Judged, String> {
             Some((low, high)) => within_interval(rule, implementation, spread.mean, low, high),
             None => (vec![value.verdict], String::new()),
         };
-        reaches.push(within.clone());
+        // A reported figure reaches no verdict of the experiment's.
+        if value.verdict != Verdict::Reported {
+            reaches.push(within.clone());
+        }
         value.runs = Some(FigureRuns {
             values: per_figure[i].iter().map(|&v| Some(v)).collect(),
             verdicts: runs.iter().map(|(_, f)| f.values[i].verdict).collect(),

@@ -341,6 +341,50 @@ fn a_rule_for_one_implementation_needs_the_figures_to_name_theirs() {
 }
 
 #[test]
+fn a_reported_figure_keeps_its_mean_and_interval_and_reaches_no_verdict() {
+    let data = json!({ "holds": { "at_most": 1.0 }, "reported": ["shown"] });
+    // One run's finding: `judged` at `a`, `shown` at `b`, each named by its implementation.
+    let run = |a: f64, b: f64| {
+        let computed: Vec<Computed> = [("judged", a), ("shown", b)]
+            .iter()
+            .map(|(name, number)| Computed {
+                label: format!("w, {name}"),
+                implementation: Some(name.to_string()),
+                payload: Ok(Payload::Number(*number)),
+            })
+            .collect();
+        let (values, verdict, reason) = judge(&FigureSpec::Value, &rule(data.clone()), &computed);
+        Finding {
+            values,
+            verdict,
+            reason,
+            ..finding("r", &data, &[])
+        }
+    };
+    // `shown` spreads far across the band's end; `judged` stays inside it.
+    let runs = vec![
+        ("run-1".to_string(), run(0.5, 0.2)),
+        ("run-2".to_string(), run(0.6, 40.0)),
+        ("run-3".to_string(), run(0.55, 3.0)),
+    ];
+    assert_eq!(runs[1].1.verdict, Verdict::Holds, "{}", runs[1].1.reason);
+    let found = combined(&runs);
+    assert_eq!(found.verdict, Verdict::Holds, "{}", found.reason);
+    assert_eq!(found.runs.as_ref().unwrap().within, [Verdict::Holds]);
+    let shown = &found.values[1];
+    assert_eq!(shown.verdict, Verdict::Reported);
+    let figure = shown.runs.as_ref().unwrap();
+    assert!(
+        figure
+            .interval
+            .is_some_and(|(low, high)| low < 1.0 && high > 1.0)
+    );
+    assert_eq!(figure.within, [Verdict::Reported]);
+    assert!(figure.straddle.is_empty(), "{}", figure.straddle);
+    assert!(!found.reason.contains("straddles"), "{}", found.reason);
+}
+
+#[test]
 fn runs_of_other_sizes_or_builds_are_refused_and_experiments_keep_their_order() {
     let run = |folder: &str, ids: &[&str], quick: bool, revision: &str| Run {
         folder: folder.to_string(),

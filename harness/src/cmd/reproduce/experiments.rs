@@ -175,7 +175,12 @@ impl Band {
 /// The rule that decides the verdict. For numeric figures: every figure in `holds` →
 /// holds; every figure in `holds` or `caveat`, some in `caveat` → holds with a caveat;
 /// else does not hold. `implementation` gives a rule of its own to the figures of one
-/// implementation (slopes). For an ordering: `expect_lowest` or `expect_fastest_changes`.
+/// implementation (slopes); `reported` names implementations whose figures are shown and
+/// judged by nothing. For an ordering: `expect_lowest` or `expect_fastest_changes`.
+///
+/// A band has at least one bound: a band without either holds for every value, a check
+/// that cannot fail, so the file is refused ([`super::verdict::check_rule`]); a figure
+/// that is only there to be seen is listed in `reported` instead.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -196,6 +201,13 @@ pub struct Rule {
     /// Rules of their own for some implementations' figures.
     #[serde(default)]
     pub implementation: BTreeMap<String, Rule>,
+    /// Implementations (or series) whose figures are reported, not judged: each keeps its
+    /// value with the verdict `reported` and has no part in the experiment's verdict,
+    /// unless it cannot be computed (then the experiment is not measured, as for any
+    /// figure). Empty (and absent from a finding's `rule_data`) when every figure is
+    /// judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported: Vec<String>,
 }
 
 impl Experiment {
@@ -427,6 +439,83 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_band_is_refused_naming_the_experiment_and_the_rule() {
+        let slope = "field = \"throughput.ns_per_op.median\"\nfigure = { kind = \"slope\" }\n";
+        for (rule, place) in [
+            ("rule.holds = {}\n", "rule.holds"),
+            (
+                "rule.holds = { at_most = 0.2 }\nrule.caveat = {}\n",
+                "rule.caveat",
+            ),
+            (
+                "rule.holds = { at_most = 0.2 }\n\
+                 rule.implementation.\"quad-heap\" = { holds = {} }\n",
+                "rule.implementation.\"quad-heap\".holds",
+            ),
+        ] {
+            let error = parse(&one(&format!("{slope}{rule}")), "x.toml")
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                error,
+                format!(
+                    "x.toml: experiment a: {place} is an empty band (neither at_least nor \
+                     at_most): it holds for every value, a check that cannot fail; give it a \
+                     bound, or list a figure that is only shown in rule.reported"
+                )
+            );
+        }
+        // The built-in runtimes experiment with the empty band it once had, and a source
+        // kind's rule is checked as a cell experiment's is.
+        let reported = "rule.reported = [\"CPU over timerbench's loop\"]";
+        assert!(BUILT_IN.contains(reported));
+        let empty = BUILT_IN.replace(
+            reported,
+            "rule.implementation.\"CPU over timerbench's loop\" = { holds = {} }",
+        );
+        let error = parse(&empty, BUILT_IN_PATH).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "harness/experiments.toml: experiment runtimes-idle-timeout: \
+                 rule.implementation.\"CPU over timerbench's loop\".holds is an empty band"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_reported_name_is_one_the_experiment_runs_and_not_judged_too() {
+        let slope = "field = \"throughput.ns_per_op.median\"\nfigure = { kind = \"slope\" }\n\
+                     rule.holds = { at_most = 0.2 }\n";
+        let good = one(&format!("{slope}rule.reported = [\"binary-heap\"]\n"));
+        assert_eq!(
+            parse(&good, "x.toml").unwrap()[0].rule.reported,
+            ["binary-heap"]
+        );
+        for (extra, message) in [
+            (
+                "rule.reported = [\"btree\"]\n",
+                "rule.reported names `btree`",
+            ),
+            (
+                "rule.reported = [\"binary-heap\", \"quad-heap\"]\n",
+                "nothing is judged",
+            ),
+            (
+                "rule.reported = [\"binary-heap\"]\n\
+                 rule.implementation.\"binary-heap\" = { holds = { at_most = 1.0 } }\n",
+                "`binary-heap` is both reported and judged",
+            ),
+        ] {
+            let error = parse(&one(&format!("{slope}{extra}")), "x.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("x.toml: experiment a: "), "{error}");
+            assert!(error.contains(message), "{error}");
+        }
+    }
+
+    #[test]
     fn an_experiment_that_cannot_be_judged_is_refused_with_its_id() {
         let good = one(
             "field = \"throughput.ns_per_op.median\"\nfigure = { kind = \"slope\" }\n\
@@ -456,9 +545,9 @@ mod tests {
             assert!(error.starts_with("x.toml: experiment a: "), "{error}");
             assert!(error.contains(message), "{error}");
         }
-        let unknown =
-            one("field = \"ns_per_timer\"\nfigure = { kind = \"slope\" }\nrule.holds = {}\n")
-                .replace("\"start-stop\"", "\"nope\"");
+        let unknown = one("field = \"ns_per_timer\"\nfigure = { kind = \"slope\" }\n\
+             rule.holds = { at_most = 0.2 }\n")
+        .replace("\"start-stop\"", "\"nope\"");
         let error = parse(&unknown, "x.toml").unwrap_err().to_string();
         assert!(error.contains("no workload `nope`"), "{error}");
         let both = one(

@@ -163,14 +163,18 @@ fn columns_and_rows(findings: &Findings) -> (Vec<&'static str>, Vec<Vec<String>>
 
 /// A figure in the table: `LABEL: VALUE`, with its interval and where it reaches another
 /// verdict when combined (`0.81 (95% interval 0.76 to 0.86; holds with a caveat at the
-/// high end)`), or in how many runs each verdict came for an ordering.
-fn figure_cell(value: &FigureValue) -> String {
+/// high end)`), or in how many runs each verdict came for an ordering; a figure the rule
+/// reports says so (`3.02 (reported, not judged)`), as no verdict of it is in the table.
+pub fn figure_cell(value: &FigureValue) -> String {
     let shown = match (value.value, &value.text) {
         (Some(number), _) => number_words(number),
         (None, Some(text)) => text.clone(),
         (None, None) => "–".to_string(),
     };
     let mut notes = Vec::new();
+    if value.verdict == timerbench_results::Verdict::Reported {
+        notes.push(value.verdict.words().to_string());
+    }
     if let Some(runs) = &value.runs {
         if let Some((low, high)) = runs.interval {
             notes.push(format!(
@@ -268,6 +272,12 @@ pub fn rule_words(rule: &Rule) -> String {
     }
     for (name, own) in &rule.implementation {
         parts.push(format!("for {name}: {}", rule_words(own)));
+    }
+    if !rule.reported.is_empty() {
+        parts.push(format!(
+            "{}: reported, not judged (no part in the verdict, unless it cannot be computed:              then not measured)",
+            rule.reported.join(", ")
+        ));
     }
     if let Some(note) = &rule.caveat_note {
         parts.push(format!("caveat: {note}"));

@@ -12,10 +12,12 @@
 //!   second over those of timerbench's loop around its best exact structure (the exact
 //!   structure with the least CPU of those verified at that size) and around the ring.
 //!
-//! The rule (the experiment's, per figure: `rule.implementation."closed wrongly"` and
-//! `rule.implementation."CPU over timerbench's loop"`) judges each. An engine whose
-//! toolchain is missing is listed `unsupported` with its package, and judged on nothing: a
-//! point where no runtime ran is "not measured", the machine's limit.
+//! The rule names each figure by its name: `rule.implementation."closed wrongly"` judges
+//! the wrong closes, and the built-in experiment lists `CPU over timerbench's loop` in
+//! `rule.reported`, so the ratios are shown as measured and judged by no band (no claim
+//! is made on which server is cheaper). An engine whose toolchain is missing is listed
+//! `unsupported` with its package, and judged on nothing: a point where no runtime ran
+//! has no ratio, so it is "not measured", the machine's limit.
 
 use super::experiments::Experiment;
 use super::figures::{Computed, Payload};

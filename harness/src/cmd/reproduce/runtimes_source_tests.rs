@@ -106,6 +106,44 @@ fn every_server_closing_none_wrongly_holds_with_each_runtimes_cpu_ratio_computed
 }
 
 #[test]
+fn the_cpu_ratios_are_reported_as_measured_and_judged_by_nothing() {
+    let experiment = built_in("runtimes-idle-timeout");
+    assert_eq!(experiment.rule.reported, [CPU_RATIO]);
+    // Go's server at a hundred times the loop's CPU, then at a hundredth: the verdict is
+    // the wrong closes' alone, and each ratio keeps its value with no verdict of its own.
+    for go_cpu in [400.0, 0.04] {
+        let mut records = fixture();
+        records[3].workload_phase.cpu_ms_per_second = go_cpu;
+        let finding = judge(&experiment, &[(300, records)]);
+        assert_eq!(finding.verdict, Verdict::Holds, "{}", finding.reason);
+        assert!(!finding.reason.contains("CPU over"), "{}", finding.reason);
+        let label = "go-runtime at 300 connections: CPU over timerbench's best exact structure";
+        let ratio = finding.values.iter().find(|v| v.label == label).unwrap();
+        assert_eq!(ratio.value, Some(go_cpu / 4.0));
+        assert_eq!(ratio.verdict, Verdict::Reported);
+        let cell = crate::cmd::reproduce::output::figure_cell(ratio);
+        assert!(cell.ends_with("(reported, not judged)"), "{cell}");
+        let ratios = finding
+            .values
+            .iter()
+            .filter(|v| v.implementation.as_deref() == Some(CPU_RATIO));
+        assert!(ratios.clone().count() >= 4);
+        assert!(ratios.clone().all(|v| v.verdict == Verdict::Reported));
+        let closes = finding
+            .values
+            .iter()
+            .filter(|v| v.implementation.as_deref() == Some(WRONGLY));
+        assert!(closes.clone().all(|v| v.verdict == Verdict::Holds));
+    }
+    let rule = crate::cmd::reproduce::output::rule_words(&experiment.rule);
+    assert!(
+        rule.contains("CPU over timerbench's loop: reported, not judged"),
+        "{rule}"
+    );
+    assert!(!rule.contains("any value"), "{rule}");
+}
+
+#[test]
 fn the_list_names_the_servers_the_workload_and_the_figures() {
     let experiment = built_in("runtimes-idle-timeout");
     let words = crate::cmd::reproduce::sources::list_words(&experiment).unwrap();

@@ -3,7 +3,14 @@
 //! without a number (a cell that failed or is missing) makes the verdict "not measured",
 //! with the reason: the data cannot decide, so nothing is decided.
 //!
-//! Also the check, when the experiments file is read, that each rule fits its figure.
+//! A figure of an implementation the rule lists in `reported` is shown with the verdict
+//! "reported, not judged" and left out of the experiment's verdict: the rule makes no claim
+//! on it. It still needs a number: one that cannot be computed makes the experiment "not
+//! measured", as any missing figure does.
+//!
+//! Also the check, when the experiments file is read, that each rule fits its figure and
+//! that no band is empty (one without either bound holds for every value: a check that
+//! cannot fail).
 
 use super::experiments::{Band, Experiment, FigureSpec, Rule};
 use super::figures::{Computed, Orders, Payload};
@@ -16,8 +23,17 @@ fn rule_of<'a>(rule: &'a Rule, implementation: Option<&str>) -> &'a Rule {
         .unwrap_or(rule)
 }
 
-/// The values where [`judge_number`]'s verdict may change: the ends of the rule's bands.
+/// Whether the rule reports `implementation`'s figures without judging them.
+pub fn is_reported(rule: &Rule, implementation: Option<&str>) -> bool {
+    implementation.is_some_and(|name| rule.reported.iter().any(|r| r == name))
+}
+
+/// The values where [`judge_number`]'s verdict may change: the ends of the rule's bands
+/// (none for a reported figure).
 pub fn band_edges(rule: &Rule, implementation: Option<&str>) -> Vec<f64> {
+    if is_reported(rule, implementation) {
+        return Vec::new();
+    }
     let rule = rule_of(rule, implementation);
     [rule.holds, rule.caveat]
         .into_iter()
@@ -27,8 +43,12 @@ pub fn band_edges(rule: &Rule, implementation: Option<&str>) -> Vec<f64> {
         .collect()
 }
 
-/// The verdict of one number under `rule` (or the rule of its implementation).
+/// The verdict of one number under `rule` (or the rule of its implementation);
+/// `reported` when the rule reports that implementation's figures.
 pub fn judge_number(rule: &Rule, implementation: Option<&str>, value: f64) -> Verdict {
+    if is_reported(rule, implementation) {
+        return Verdict::Reported;
+    }
     let rule = rule_of(rule, implementation);
     let inside = |band: &Option<Band>| band.is_some_and(|b| b.contains(value));
     if inside(&rule.holds) {
@@ -171,15 +191,22 @@ pub fn judge(
         let reason = missing.join("; ");
         return (values, Verdict::NotMeasured, reason);
     }
-    let verdicts = values.iter().map(|v| v.verdict);
+    // Reported figures are shown, never weighed.
+    let verdicts = values
+        .iter()
+        .map(|v| v.verdict)
+        .filter(|v| *v != Verdict::Reported);
     // A claim that the fastest changes holds when it changes at some size: the best of
     // the sizes; every other claim must hold at every one: the worst.
     let verdict = if rule.expect_fastest_changes == Some(true) {
         verdicts.min()
     } else {
         verdicts.max()
-    }
-    .unwrap_or(Verdict::NotMeasured);
+    };
+    let Some(verdict) = verdict else {
+        let reason = "every figure computed is reported, none judged".to_string();
+        return (values, Verdict::NotMeasured, reason);
+    };
     let deciding: Vec<String> = values
         .iter()
         .filter(|v| v.verdict == verdict)
@@ -218,6 +245,8 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             .any(|i| i == name)
     };
     let rule = &experiment.rule;
+    check_bands(rule, "rule")?;
+    check_reported(experiment)?;
     let numeric = rule.holds.is_some();
     match &experiment.figure {
         FigureSpec::Ratio {
@@ -241,6 +270,9 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
             }
         }
         FigureSpec::Ordering { tolerance } => {
+            if !rule.reported.is_empty() {
+                return Err("rule.reported is for numeric figures, not an ordering".to_string());
+            }
             if !(0.0..1.0).contains(tolerance) {
                 return Err("an ordering's tolerance is a fraction in [0, 1)".to_string());
             }
@@ -276,6 +308,55 @@ pub fn check_rule(experiment: &Experiment) -> Result<(), String> {
     }
     if rule.expect_lowest.is_some() || rule.expect_fastest_changes.is_some() {
         return Err("expect_lowest and expect_fastest_changes are for an ordering".to_string());
+    }
+    Ok(())
+}
+
+/// Every band of `rule` (`at`: its place in the file, `rule` or
+/// `rule.implementation."NAME"`) has a bound: an empty one holds for every value.
+fn check_bands(rule: &Rule, at: &str) -> Result<(), String> {
+    for (name, band) in [("holds", &rule.holds), ("caveat", &rule.caveat)] {
+        if band.is_some_and(|b| b.at_least.is_none() && b.at_most.is_none()) {
+            return Err(format!(
+                "{at}.{name} is an empty band (neither at_least nor at_most): it holds for \
+                 every value, a check that cannot fail; give it a bound, or list a figure \
+                 that is only shown in rule.reported"
+            ));
+        }
+    }
+    for (name, own) in &rule.implementation {
+        check_bands(own, &format!("{at}.implementation.\"{name}\""))?;
+    }
+    Ok(())
+}
+
+/// `rule.reported` names implementations the experiment runs, none with a rule of its own,
+/// not all of them (something must be judged), and only at the top of the rule.
+fn check_reported(experiment: &Experiment) -> Result<(), String> {
+    let rule = &experiment.rule;
+    if rule.implementation.values().any(|r| !r.reported.is_empty()) {
+        return Err("rule.reported is the experiment's, not one implementation's".to_string());
+    }
+    let names: Vec<&String> = experiment
+        .implementations
+        .iter()
+        .chain(&experiment.engines)
+        .collect();
+    for name in &rule.reported {
+        if !names.contains(&name) {
+            return Err(format!(
+                "rule.reported names `{name}`, not among its implementations"
+            ));
+        }
+        if rule.implementation.contains_key(name) {
+            return Err(format!(
+                "`{name}` is both reported and judged (rule.implementation): it is one or \
+                 the other"
+            ));
+        }
+    }
+    if !rule.reported.is_empty() && names.iter().all(|n| rule.reported.contains(n)) {
+        return Err("rule.reported names every implementation: nothing is judged".to_string());
     }
     Ok(())
 }
