@@ -38,11 +38,10 @@
 //! overlap). So once the groups outgrow the level-1 cache, each level also reads the four
 //! groups the next level can be in, all at once (see `read_ahead`).
 //!
-//! The other form, Go's and libev's, is a parameter: `quad-heap:branchy=1` picks the
-//! earliest sibling by a running minimum with a branch per sibling (see
-//! `earliest_lane_branchy`), which lets the processor run ahead down the heap where its
-//! guesses come true and costs a pipeline flush where they do not. The sift-down reads the
-//! parameter once and runs the loop of its form.
+//! The other form, Go's and libev's, is a build feature: `--features
+//! timerbench-impls/quad-heap-branchy` picks the earliest sibling by a running minimum with
+//! a branch per sibling (see `earliest_lane_branchy`), which lets the processor run ahead
+//! down the heap where its guesses come true and costs a pipeline flush where they do not.
 //!
 //! It is not the default because its counts do not win where the model said it would. The
 //! model (docs/evidence/2026-11-26-fair-fight.md) gave it half the branch-free form's
@@ -52,8 +51,10 @@
 //! start-stop as on hold-exponential, at 1k and 100k (a running minimum's branch and move
 //! per sibling against two rounds of conditional moves), with the same cache misses, and
 //! more mispredictions on hold. Counts have no dependency chain, so what the model claims
-//! (levels overlapping behind predicted branches) only a timing can show; until one does,
-//! the counted form is the default.
+//! (levels overlapping behind predicted branches) only a timing can show. It is a feature,
+//! not a run-time parameter, because the parameter's one test per sift-down cost the
+//! default form 1.4% of its instructions over the default suite
+//! (docs/evidence/2026-11-29-no-loss-counts.md); compiled out, it costs nothing.
 //!
 //! # One timer entry
 //!
@@ -93,7 +94,6 @@
 //! for every pending timer, `arena.link(slot(p).entry) == p`.
 
 use crate::contract::Tick;
-use crate::declaration::{Parameter, Parameters};
 use crate::heap_core::{HeapSlot, HeapTimers, Shape};
 use std::hint::{cold_path, select_unpredictable};
 
@@ -149,7 +149,8 @@ fn earliest_lane(siblings: &[HeapSlot; 4]) -> (Tick, usize) {
 }
 
 /// The earliest deadline of four siblings and its lane, as a running minimum with a branch
-/// per sibling: the branchy form (`branchy=1`), Go's `siftdownTimer` and libev's `downheap`.
+/// per sibling: the branchy form (feature `quad-heap-branchy`), Go's `siftdownTimer` and
+/// libev's `downheap`.
 ///
 /// A taken branch (a later sibling is earlier) is marked cold: without the mark LLVM turns
 /// the `if` into conditional moves, which is [`earliest_lane`] again. Where the branches
@@ -171,16 +172,6 @@ fn earliest_lane_branchy(siblings: &[HeapSlot; 4]) -> (Tick, usize) {
     (earliest, lane)
 }
 
-/// The parameter that picks the sift-down's tournament.
-const BRANCHY: Parameter = Parameter {
-    name: "branchy",
-    default: 0,
-    about: "the sift-down's tournament among four siblings: 0 by conditional moves, \
-            1 by a branch per sibling (a running minimum)",
-    accepts: "0 or 1",
-    valid: |value| value <= 1,
-};
-
 /// The first of the four children of `position`; they are group `position - 2`.
 #[inline]
 fn first_child(position: usize) -> usize {
@@ -190,9 +181,6 @@ fn first_child(position: usize) -> usize {
 /// A 4-ary heap rooted at [`ROOT`], four siblings to a 64-byte group.
 pub struct QuadShape {
     groups: GroupStore,
-    /// The sift-down's tournament is [`earliest_lane_branchy`] (`branchy=1`), not
-    /// [`earliest_lane`]. Read once per sift-down, which then runs its own loop.
-    branchy: bool,
 }
 
 impl QuadShape {
@@ -204,50 +192,22 @@ impl QuadShape {
     /// One level down from the hole at `position`: the earliest child's deadline and its
     /// position, or `None` when the hole is a leaf.
     ///
-    /// `BRANCHY` picks the tournament ([`earliest_lane_branchy`] or [`earliest_lane`]).
+    /// The feature `quad-heap-branchy` picks [`earliest_lane_branchy`] for the
+    /// tournament, else it is [`earliest_lane`].
     #[inline(always)]
-    fn earliest_child<const BRANCHY: bool>(
-        &self,
-        position: usize,
-        end: usize,
-    ) -> Option<(Tick, usize)> {
+    fn earliest_child(&self, position: usize, end: usize) -> Option<(Tick, usize)> {
         let first = first_child(position);
         if first >= end {
             return None;
         }
         self.read_ahead(first);
         let siblings = &self.groups[position - 2].0;
-        let (deadline, lane) = if BRANCHY {
+        let (deadline, lane) = if cfg!(feature = "quad-heap-branchy") {
             earliest_lane_branchy(siblings)
         } else {
             earliest_lane(siblings)
         };
         Some((deadline, first + lane))
-    }
-
-    /// The sift-down with the tournament `BRANCHY` picks; see [`Shape::sift_down`].
-    #[inline(always)]
-    fn sift_down_with<const BRANCHY: bool>(
-        &mut self,
-        mut position: usize,
-        moving: HeapSlot,
-        end: usize,
-        mut placed: impl FnMut(u32, usize),
-    ) -> u64 {
-        let mut levels = 0;
-        while let Some((deadline, at)) = self.earliest_child::<BRANCHY>(position, end) {
-            if deadline >= moving.deadline {
-                break;
-            }
-            let child = self.slot(at);
-            self.write(position, child);
-            placed(child.entry, position);
-            position = at;
-            levels += 1;
-        }
-        self.write(position, moving);
-        placed(moving.entry, position);
-        levels
     }
 
     /// Reads one deadline from each of the four groups a sift-down can move to after the
@@ -307,19 +267,9 @@ impl Shape for QuadShape {
     /// (saved registers, the heap's state loaded) is paid only when a timer fires.
     const FIRE_OUT_OF_LINE: bool = true;
 
-    const PARAMETERS: &'static [Parameter] = &[BRANCHY];
-
     fn with_capacity(capacity: usize) -> Self {
         QuadShape {
             groups: GroupStore::with_capacity((ROOT + capacity).div_ceil(4)),
-            branchy: BRANCHY.default == 1,
-        }
-    }
-
-    fn with_parameters(capacity: usize, parameters: &Parameters) -> Self {
-        QuadShape {
-            branchy: parameters.get(BRANCHY.name) == 1,
-            ..Self::with_capacity(capacity)
         }
     }
 
@@ -372,16 +322,25 @@ impl Shape for QuadShape {
     #[inline]
     fn sift_down(
         &mut self,
-        position: usize,
+        mut position: usize,
         moving: HeapSlot,
         end: usize,
-        placed: impl FnMut(u32, usize),
+        mut placed: impl FnMut(u32, usize),
     ) -> u64 {
-        if self.branchy {
-            self.sift_down_with::<true>(position, moving, end, placed)
-        } else {
-            self.sift_down_with::<false>(position, moving, end, placed)
+        let mut levels = 0;
+        while let Some((deadline, at)) = self.earliest_child(position, end) {
+            if deadline >= moving.deadline {
+                break;
+            }
+            let child = self.slot(at);
+            self.write(position, child);
+            placed(child.entry, position);
+            position = at;
+            levels += 1;
         }
+        self.write(position, moving);
+        placed(moving.entry, position);
+        levels
     }
 }
 
@@ -428,28 +387,6 @@ mod tests {
                 "{siblings:?}"
             );
         }
-    }
-
-    #[test]
-    fn the_parameter_picks_the_tournament() {
-        let mut parameters = Parameters::defaults(QuadShape::PARAMETERS);
-        assert!(!QuadShape::with_parameters(0, &parameters).branchy);
-        assert!(parameters.set("branchy", 2).is_err());
-        parameters.set("branchy", 1).unwrap();
-        let mut queue = QuadHeapTimers::with_parameters(0, &parameters);
-        let ids: Vec<_> = (0..500u64)
-            .map(|i| queue.start((i * 7919) % 211, i))
-            .collect();
-        for id in ids.iter().step_by(3) {
-            queue.stop(*id);
-        }
-        queue.check_back_indices();
-        let mut last = 0;
-        queue.advance(Tick::MAX, |_, _, deadline| {
-            assert!(deadline >= last);
-            last = deadline;
-        });
-        assert!(queue.is_empty());
     }
 
     #[test]

@@ -18,8 +18,6 @@
 
 #[path = "support/boundaries.rs"]
 mod boundaries;
-#[path = "support/branchy_quad.rs"]
-mod branchy_quad;
 #[path = "support/counting_allocator.rs"]
 mod counting_allocator;
 #[path = "conformance/far.rs"]
@@ -107,8 +105,6 @@ macro_rules! conformance_suite {
 }
 
 for_each_implementation!(conformance_suite);
-// The branchy form of quad-heap's sift-down, a parameter, checked as a structure of its own.
-conformance_suite!(@module quad_heap_branchy, crate::branchy_quad::BranchyQuadHeap<u64>, crate::branchy_quad::NAME);
 
 /// The checks, each generic over the implementation. Each takes the implementation's
 /// registry name for its messages.

@@ -20,8 +20,6 @@
 
 #[path = "support/boundaries.rs"]
 mod boundaries;
-#[path = "support/branchy_quad.rs"]
-mod branchy_quad;
 #[path = "support/horizon.rs"]
 mod horizon;
 
@@ -383,15 +381,6 @@ macro_rules! differential_tests {
 }
 
 for_each_implementation!(differential_tests);
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
-    /// quad-heap's branchy sift-down (`branchy=1`), a parameter, against the model too.
-    #[test]
-    fn quad_heap_branchy(ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
-        check::<branchy_quad::BranchyQuadHeap<u64>>(&ops)?;
-    }
-}
 
 /// The generators reach what they are meant to: a differential test whose sequences never
 /// fire anything, or never stop a pending timer, would pass vacuously.
