@@ -41,8 +41,9 @@
 //! Slack, beside the 36.3: each non-empty slot's newest chunk may be partly filled, at
 //! most 14 unused items, 56 bytes (4,673 slots: at most 262 KB, 0.26 bytes a timer at a
 //! million); free chunks that a firing returned wait in the pool for the next starts; the
-//! last block of entries and of chunks may be partly used (32 KiB and 16 KiB). So a
-//! million pending timers take at most 36.3 + 0.26 + 0.05 = 36.6 bytes each, within 40;
+//! last block of entries and of chunks may be partly used (8 KiB and 16 KiB), and the
+//! vector of entry blocks holds a pointer per 256 timers (0.03 bytes a timer). So a
+//! million pending timers take at most 36.3 + 0.26 + 0.06 = 36.6 bytes each, within 40;
 //! the conformance suite measures it at 65,536 (`memory_budget`).
 //!
 //! The fixed part: 4,673 slot tails (`u32` chunk and `u32` fill, 37,384 bytes), the ring's
@@ -64,12 +65,12 @@
 //!
 //! # Growth without stalls
 //!
-//! Nothing is ever moved to make room. The entries live in blocks of 1,024 slots and the
+//! Nothing is ever moved to make room. The entries live in blocks of 256 slots and the
 //! slot arrays in chunks from blocks of 256; a full block stays where it is and growth
 //! allocates the next one (`dense_wheel/entries.rs`, `dense_wheel/chunks.rs`). So the
-//! worst `start` allocates and threads one block of 1,024 entries (32 KiB written once),
+//! worst `start` allocates and threads one block of 256 entries (8 KiB written once),
 //! or allocates one zeroed block of chunks (16 KiB), and pushes a pointer onto a vector of
-//! blocks, whose doubling copies 8 bytes per 1,024 timers (8 KB at a million). No `start`
+//! blocks, whose doubling copies 8 bytes per 256 timers (31 KB at a million). No `start`
 //! copies an entry or an item; a cascade moves the items of the one slot it processes,
 //! which is its work, not growth. The test `growing_never_moves_a_block` checks it.
 
