@@ -59,7 +59,7 @@
 //! | `advance`, per tick | nothing: as `hierarchical-wheel`, occupied slots only; a move within one ring word before the levels' earliest slot is one word test |
 //! | `advance`, per occupied slot | O(1) to find it (`hierarchical-wheel`'s bitmaps), then its array read chunk by chunk, each chunk's successor prefetched |
 //! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case, one re-filing per level it passes; each entry is prefetched a chunk (15 items) before it is read |
-//! | `advance`, one move | at most one cascade of a first-level slot's whole array once the drain below has run: within `DRAIN_AHEAD` (128) ticks of such a slot's start, up to `DRAIN_BUDGET` (2,048) of its items and a chunk are re-filed early, so the cascade at its start moves only what the ring could not yet take (`dense_wheel/drain.rs`) |
+//! | `advance`, one move | within 256 ticks of a first-level slot's start, up to 1,024 of its items and a chunk are re-filed early (`dense_wheel/drain.rs`), so the cascade at its start moves only what the ring could not yet take: under 1% of a slot of up to 262,144 |
 //! | `advance`, timers started in the past | O(k log k) for k of them: copied out with their deadlines and sorted |
 //! | `next_deadline` | O(1): the due minimum (one rescan of the due array after its minimum was stopped), else the earlier of the ring's next slot and the levels' earliest slot start; at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
@@ -78,9 +78,10 @@
 //!
 //! A cascade re-files its whole slot in one `advance`; at a million timers over a 30 s
 //! idle timeout a first-level slot holds a hundred thousand of them. So the first level's
-//! slots drain into the ring during the 128 ticks before their start, a bounded batch per
-//! move, each timer placed by the ring's own rule (less than 4,096 ticks ahead); the rest,
-//! held aside, cascades at the start as before. `dense_wheel/drain.rs` states the rule,
+//! slots drain into the ring during the 256 ticks before their start, a bounded batch per
+//! move, each timer placed by the ring's own rule (less than 4,096 ticks ahead); what
+//! cannot go yet is held aside, tried again 32 ticks before the start, and what is left
+//! then cascades at the start as before. `dense_wheel/drain.rs` states the rule,
 //! its bound and what it costs; exactness is untouched.
 //!
 //! # Empty time
@@ -157,6 +158,8 @@ pub struct DenseWheel<V> {
     /// `draining`, or `DUE` when no slot drains: every home below it is a plain slot,
     /// whose bit a removal that empties it clears (`unfile`'s one test).
     clear_below: u32,
+    /// What the drain of `draining` moves next.
+    phase: drain::Phase,
     now: Tick,
     work: u64,
 }
@@ -343,6 +346,7 @@ impl<V> TimerQueue<V> for DenseWheel<V> {
             draining: NOT_DRAINING,
             held: Tail::EMPTY,
             clear_below: DUE,
+            phase: drain::Phase::Done,
             now: 0,
             work: 0,
         }

@@ -7,7 +7,8 @@
 //! spread over a 30 s idle timeout (`keepalive` at 1M), a first-level slot (4,096 ticks)
 //! holds about 136,000 of them, and the `advance` that reaches its start moves them all:
 //! 1.6 ms, against 73 µs for `binary-heap`'s slowest moves (p99.99,
-//! docs/evidence/2026-11-29-memory-bound.md). Linux's wheel avoids cascades by giving up
+//! docs/evidence/2026-11-29-memory-bound.md; the drain's own figures:
+//! docs/evidence/2026-11-29-memory-bound-targets.md). Linux's wheel avoids cascades by giving up
 //! exactness at its upper levels; this structure keeps exactness and moves the work earlier.
 //! `incremental-wheel` does that for every level, staging each next slot's share at every
 //! move over its whole window into banks that become the lower levels; the drain here is
@@ -17,28 +18,33 @@
 //! # The rule
 //!
 //! Only the first level's slots (bits 12 to 17 of the deadline, 4,096 ticks each, the
-//! ring's own span) are drained. From `DRAIN_AHEAD` ticks before such a slot's start, each
-//! `advance` takes up to `DRAIN_BUDGET` of its items, newest chunk first, and re-files each
-//! by its deadline: into the ring when the deadline is less than 4,096 ticks ahead (the
-//! ring's own placement rule, so a ring slot still holds one deadline), else into the
-//! *held* array, the part of the slot taken out but not yet placeable. At the slot's start
-//! the cascade re-files what is left in the slot and everything held, as before.
+//! ring's own span) are drained, one at a time, in two turns of at most `DRAIN_BUDGET`
+//! (1,024) items a move, newest chunk first. Each item taken is re-filed by its deadline:
+//! into the ring when the deadline is less than 4,096 ticks ahead (the ring's own
+//! placement rule, so a ring slot still holds one deadline), else kept aside.
 //!
-//! At a slot start `S`, an item taken out at `S - k` is held only if its deadline is at
-//! least `S + 4,096 - k`: with deadlines spread evenly over the slot, a drain that runs
-//! through the last `k` ticks holds about `k / 4,096` of the slot, and the cascade at `S`
-//! moves that share instead of the whole. With a drain of 128 ticks and 2,048 items a
-//! move, a slot of up to 262,144 items is drained before its start; a larger slot leaves
-//! the rest to the cascade, which costs what it did.
+//! 1. *The slot's turn*, from `DRAIN_AHEAD` (256) ticks before its start: its items go to
+//!    the ring or to the *held* array, the part taken out but not yet placeable.
+//! 2. *The held items' turn*, from `HELD_AHEAD` (32) ticks before the start: the held
+//!    items go to the ring or back into the slot's array.
+//!
+//! At the slot's start the cascade re-files what is left in the slot's array and in the
+//! held array, as before. An item taken out at `S - k` (`S` the start) is kept only if its
+//! deadline is at least `S + 4,096 - k`; with deadlines spread evenly over the slot, the
+//! slot's turn keeps about `k / 4,096` of what it takes at `k`, and the held items' turn,
+//! at `k <= 32`, leaves under 1% of the slot for the cascade. A slot of up to 262,144
+//! items (256 moves of 1,024) is drained in its turn; what a larger one has left goes to
+//! the held items' turn and the cascade, which cost what they did.
 //!
 //! Each drained item costs what its cascade would have cost (its entry read, its
-//! back-index written, one item appended), once, or twice when held. A timer stopped or
-//! restarted after it was drained had its move done for nothing, as a cascade at the
+//! back-index written, one item appended), once, or twice when kept aside. A timer stopped
+//! or restarted after it was drained had its move done for nothing, as a cascade at the
 //! slot's start would have done for a timer stopped after it.
 //!
 //! The levels above are not drained: a slot of the next (bits 18 to 23) spans 262,144
-//! ticks, and almost none of its items could go to the ring 128 ticks before its start. At 1 ms ticks such a cascade
-//! comes once in 262 s (and holds the timers started within a timeout of it).
+//! ticks, and almost none of its items could go to the ring before its start. At 1 ms
+//! ticks such a cascade comes once in 262 s (and holds the timers started within a
+//! timeout of it).
 //!
 //! # Invariants
 //!
@@ -46,9 +52,10 @@
 //!   held array belongs to it, and a held entry's `home` is `HELD`.
 //! - The draining slot's occupancy bit stays set while it or the held array holds items,
 //!   so the search still finds its start and its cascade still comes.
-//! - While the draining slot's array holds items, the levels' bound is at most its start
-//!   less `DRAIN_AHEAD`, so every move takes `advance`'s searching path and drains; once
-//!   only held items are left, the bound is the start itself.
+//! - While a turn has items to move, the levels' bound is at or below the clock, so every
+//!   move takes `advance`'s searching path and drains; between the turns the bound is the
+//!   held turn's first tick, after them the slot's start, so the moves in between take the
+//!   one-word path (a timer started into the slot lowers the bound, as any filing does).
 
 use super::chunks::{Batch, Tail};
 use super::{DUE, DenseWheel, HELD};
@@ -58,14 +65,28 @@ use crate::hierarchical_wheel::{FIRST_LEVEL, RING_SLOTS};
 use crate::wheel_core::{SLOTS, slot_start};
 
 /// How many ticks before a first-level slot's start its drain begins.
-pub(super) const DRAIN_AHEAD: Tick = 128;
+pub(super) const DRAIN_AHEAD: Tick = 256;
 
-/// The most items one `advance` drains (whole chunks, so up to a chunk more). At about
-/// 10 ns an item at a million timers, 20 µs.
-pub(super) const DRAIN_BUDGET: usize = 2_048;
+/// How many ticks before the slot's start the held items are drained again.
+pub(super) const HELD_AHEAD: Tick = 32;
+
+/// The most items one `advance` drains (whole chunks, so up to a chunk more). A drained
+/// item costs about what its cascade would: some 10 to 30 ns at a million timers.
+pub(super) const DRAIN_BUDGET: usize = 1_024;
 
 /// `draining` when no slot drains.
 pub(super) const NOT_DRAINING: u32 = u32::MAX;
+
+/// Where a drain stands (see the module documentation).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Phase {
+    /// Taking the slot's own items: into the ring, or held.
+    Slot,
+    /// Taking the held items: into the ring, or back into the slot's array.
+    Held,
+    /// Nothing more moves before the slot's start.
+    Done,
+}
 
 impl<V> DenseWheel<V> {
     /// Whether a drain may have work after a move to `to`: a level slot may start within
@@ -78,8 +99,8 @@ impl<V> DenseWheel<V> {
         self.slots.level_bound() <= to
     }
 
-    /// Picks the slot to drain if none is draining, then drains up to `DRAIN_BUDGET` of its
-    /// items. Runs after a move, with no level slot starting at or before the clock.
+    /// Picks the slot to drain if none is draining, then moves up to `DRAIN_BUDGET` items
+    /// by its phase. Runs after a move, with no level slot starting at or before the clock.
     #[inline(never)]
     pub(super) fn drain_ahead(&mut self) {
         if self.draining == NOT_DRAINING {
@@ -90,13 +111,57 @@ impl<V> DenseWheel<V> {
                 return;
             }
             self.set_draining(Slots::<Tail>::level_home(at) as u32);
+            self.phase = Phase::Slot;
         }
         let home = self.draining as usize;
-        let mut tail = self.slots.heads[home];
-        if tail.is_empty() {
-            self.rest_until_start();
-            return;
+        let start = slot_start(self.now, FIRST_LEVEL, home % SLOTS);
+        if self.phase == Phase::Slot {
+            let tail = self.slots.heads[home];
+            if !tail.is_empty() {
+                // One budget a move: the held items wait for the next.
+                self.slots.heads[home] = self.drain_batch(tail, HELD);
+                if self.slots.heads[home].is_empty() && self.held.is_empty() {
+                    self.slots.clear(home);
+                    self.set_draining(NOT_DRAINING);
+                }
+                return;
+            }
+            if self.held.is_empty() {
+                self.slots.clear(home);
+                self.set_draining(NOT_DRAINING);
+                return;
+            }
+            if self.now + HELD_AHEAD < start {
+                // Wake at the held items' turn; the moves until then take the one-word path.
+                self.slots.raise_level_bound(start - HELD_AHEAD);
+                return;
+            }
+            self.phase = Phase::Held;
         }
+        if self.phase == Phase::Held {
+            let held = std::mem::replace(&mut self.held, Tail::EMPTY);
+            self.held = self.drain_batch(held, home as u32);
+            if !self.held.is_empty() {
+                return;
+            }
+            if self.slots.heads[home].is_empty() {
+                self.slots.clear(home);
+                self.set_draining(NOT_DRAINING);
+                return;
+            }
+            self.phase = Phase::Done;
+        }
+        // Only the slot's start moves what is left (or a timer started into the slot, in
+        // its cascade).
+        self.slots.raise_level_bound(start);
+    }
+
+    /// Takes up to `DRAIN_BUDGET` items (whole chunks) from the array `tail`, newest chunk
+    /// first, and files each into the ring when its deadline is less than 4,096 ticks
+    /// ahead, else into `keep` (the held array, or the draining slot's array); returns what
+    /// is left of `tail`. `tail` is detached from its owner while this runs and `keep` is
+    /// another array, so no item is taken twice.
+    fn drain_batch(&mut self, mut tail: Tail, keep: u32) -> Tail {
         let mut batch = self.pool.take_batch(&mut tail);
         self.prefetch(&batch);
         let mut left = DRAIN_BUDGET;
@@ -111,39 +176,22 @@ impl<V> DenseWheel<V> {
             for &index in batch.items() {
                 let timer = self.entries.get_mut(index);
                 // Every deadline in the slot is past its start, so past the clock.
-                let (home, at) = if timer.deadline - self.now < RING_SLOTS as Tick {
-                    let home = self.slots.claim(self.now, timer.deadline);
-                    (
-                        home,
-                        self.pool.push(&mut self.slots.heads[home as usize], index),
-                    )
+                let home = if timer.deadline - self.now < RING_SLOTS as Tick {
+                    self.slots.claim(self.now, timer.deadline)
                 } else {
-                    (HELD, self.pool.push(&mut self.held, index))
+                    keep
                 };
-                (timer.home, timer.at) = (home, at);
+                let array = if home == HELD {
+                    &mut self.held
+                } else {
+                    &mut self.slots.heads[home as usize]
+                };
+                (timer.home, timer.at) = (home, self.pool.push(array, index));
                 self.work += 1;
             }
             batch = next;
         }
-        self.slots.heads[home] = tail;
-        if tail.is_empty() {
-            if self.held.is_empty() {
-                self.slots.clear(home);
-                self.set_draining(NOT_DRAINING);
-            } else {
-                self.rest_until_start();
-            }
-        }
-    }
-
-    /// The draining slot's array is empty and the held array is not: nothing can move
-    /// before the slot's start (a timer started into the slot lowers the bound again), so
-    /// the levels' bound goes back to that start and the moves until then take the
-    /// one-word path.
-    fn rest_until_start(&mut self) {
-        let slot = self.draining as usize % SLOTS;
-        let start = slot_start(self.now, FIRST_LEVEL, slot);
-        self.slots.raise_level_bound(start);
+        tail
     }
 
     /// Starts draining the slot `home`, or ends the drain (`NOT_DRAINING`).

@@ -5,7 +5,7 @@ use super::*;
 use crate::hierarchical_wheel::{LEVEL_BASE, RING_SLOTS};
 use crate::wheel_core::SLOTS;
 use chunks::{BLOCK_CHUNKS, ITEMS};
-use drain::{DRAIN_AHEAD, DRAIN_BUDGET};
+use drain::{DRAIN_AHEAD, DRAIN_BUDGET, HELD_AHEAD, Phase};
 use entries::BLOCK;
 
 type Wheel = DenseWheel<u64>;
@@ -207,10 +207,11 @@ fn a_first_level_slot_drains_into_the_ring_ahead_of_its_start() {
         left = in_slot;
     }
     assert_eq!(left, 0, "drained within three moves");
+    wheel.advance(begin + 3, |_, _, _| unreachable!());
     assert_eq!(
         wheel.slots.level_bound(),
-        8_192,
-        "with only held items left, the moves until the start take the one-word path"
+        8_192 - HELD_AHEAD,
+        "with only held items left, the moves until their turn take the one-word path"
     );
     // Held: exactly the timers whose deadline was 4,096 or more ahead when taken out.
     let mut held = Vec::new();
@@ -220,6 +221,32 @@ fn a_first_level_slot_drains_into_the_ring_ahead_of_its_start() {
     assert!(!held.is_empty());
     assert!(held.iter().all(|&deadline| deadline >= begin + 4_096));
     assert!(held.len() <= (count_started * (DRAIN_AHEAD + 3) / 4_096) as usize + 1);
+    // The held items' turn: those now less than 4,096 ahead go to the ring, the rest back
+    // to the slot's array for its cascade, and nothing moves again before the start.
+    let turn = 8_192 - HELD_AHEAD;
+    wheel.advance(turn, |_, _, _| unreachable!());
+    check_back_indices(&wheel);
+    assert!(wheel.held.is_empty());
+    let mut left_for_cascade = Vec::new();
+    wheel.pool.for_each(wheel.slots.heads[slot], |_, index| {
+        left_for_cascade.push(wheel.entries.get(index).deadline)
+    });
+    assert!(!left_for_cascade.is_empty());
+    assert!(
+        left_for_cascade
+            .iter()
+            .all(|&deadline| deadline >= turn + 4_096)
+    );
+    let in_range = held
+        .iter()
+        .filter(|&&deadline| deadline >= turn + 4_096)
+        .count();
+    assert_eq!(
+        left_for_cascade.len(),
+        in_range,
+        "every held item still too far ahead"
+    );
+    assert_eq!(wheel.slots.level_bound(), 8_192);
     let mut fired = Vec::new();
     wheel.advance(u64::MAX, |_, value, deadline| fired.push((deadline, value)));
     assert_eq!(fired.len(), count_started as usize);
@@ -255,6 +282,8 @@ fn drains_survive_stops_and_restarts_against_a_model() {
     let mut now = 0;
     // Moves after which a slot drained and held some of it: the test must reach them.
     let mut holding = 0;
+    // Moves after which the held items had their turn and some wait for the cascade.
+    let mut done_with_items = 0;
     while now < 20_000 {
         for _ in 0..random(4) {
             let deadline = now + 1 + random(9_000);
@@ -295,6 +324,12 @@ fn drains_survive_stops_and_restarts_against_a_model() {
         assert_eq!(fired, expected, "fired by {now}");
         model.retain(|_, (_, deadline)| *deadline > now);
         holding += usize::from(!wheel.held.is_empty());
+        let draining = wheel.draining as usize;
+        done_with_items += usize::from(
+            wheel.phase == Phase::Done
+                && wheel.draining != NOT_DRAINING
+                && !wheel.slots.heads[draining].is_empty(),
+        );
         if now % 61 == 0 {
             check_back_indices(&wheel);
         }
@@ -303,5 +338,9 @@ fn drains_survive_stops_and_restarts_against_a_model() {
     assert!(
         holding > 100,
         "slots drained and held in {holding} moves only"
+    );
+    assert!(
+        done_with_items > 10,
+        "held items left for the cascade in {done_with_items} moves only"
     );
 }
