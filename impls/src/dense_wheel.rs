@@ -59,7 +59,7 @@
 //! | `advance`, per tick | nothing: as `hierarchical-wheel`, occupied slots only; a move within one ring word before the levels' earliest slot is one word test |
 //! | `advance`, per occupied slot | O(1) to find it (`hierarchical-wheel`'s bitmaps), then its array read chunk by chunk, each chunk's successor prefetched |
 //! | `advance`, per fired timer | O(1) when it was started less than 4,096 ticks ahead; O(L) worst case, one re-filing per level it passes; each entry is prefetched a chunk (15 items) before it is read |
-//! | `advance`, one move | within 256 ticks of a first-level slot's start, up to 1,024 of its items and a chunk are re-filed early (`dense_wheel/drain.rs`), so the cascade at its start moves only what the ring could not yet take: under 1% of a slot of up to 262,144 |
+//! | `advance`, one move | within 512 ticks of a first-level slot's start, up to 512 of its items and a chunk are re-filed early (`dense_wheel/drain.rs`), so the cascade at its start moves only what the ring could not yet take: about 1% of a slot of up to 262,144 |
 //! | `advance`, timers started in the past | O(k log k) for k of them: copied out with their deadlines and sorted |
 //! | `next_deadline` | O(1): the due minimum (one rescan of the due array after its minimum was stopped), else the earlier of the ring's next slot and the levels' earliest slot start; at most 10 rounds of `advance(next_deadline)` fire the earliest timer |
 //!
@@ -78,9 +78,9 @@
 //!
 //! A cascade re-files its whole slot in one `advance`; at a million timers over a 30 s
 //! idle timeout a first-level slot holds a hundred thousand of them. So the first level's
-//! slots drain into the ring during the 256 ticks before their start, a bounded batch per
+//! slots drain into the ring during the 512 ticks before their start, a bounded batch per
 //! move, each timer placed by the ring's own rule (less than 4,096 ticks ahead); what
-//! cannot go yet is held aside, tried again 32 ticks before the start, and what is left
+//! cannot go yet is held aside, tried again 48 ticks before the start, and what is left
 //! then cascades at the start as before. `dense_wheel/drain.rs` states the rule,
 //! its bound and what it costs; exactness is untouched.
 //!

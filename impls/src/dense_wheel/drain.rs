@@ -19,21 +19,21 @@
 //!
 //! Only the first level's slots (bits 12 to 17 of the deadline, 4,096 ticks each, the
 //! ring's own span) are drained, one at a time, in two turns of at most `DRAIN_BUDGET`
-//! (1,024) items a move, newest chunk first. Each item taken is re-filed by its deadline:
+//! (512) items a move, newest chunk first. Each item taken is re-filed by its deadline:
 //! into the ring when the deadline is less than 4,096 ticks ahead (the ring's own
 //! placement rule, so a ring slot still holds one deadline), else kept aside.
 //!
-//! 1. *The slot's turn*, from `DRAIN_AHEAD` (256) ticks before its start: its items go to
+//! 1. *The slot's turn*, from `DRAIN_AHEAD` (512) ticks before its start: its items go to
 //!    the ring or to the *held* array, the part taken out but not yet placeable.
-//! 2. *The held items' turn*, from `HELD_AHEAD` (32) ticks before the start: the held
+//! 2. *The held items' turn*, from `HELD_AHEAD` (48) ticks before the start: the held
 //!    items go to the ring or back into the slot's array.
 //!
 //! At the slot's start the cascade re-files what is left in the slot's array and in the
 //! held array, as before. An item taken out at `S - k` (`S` the start) is kept only if its
 //! deadline is at least `S + 4,096 - k`; with deadlines spread evenly over the slot, the
 //! slot's turn keeps about `k / 4,096` of what it takes at `k`, and the held items' turn,
-//! at `k <= 32`, leaves under 1% of the slot for the cascade. A slot of up to 262,144
-//! items (256 moves of 1,024) is drained in its turn; what a larger one has left goes to
+//! at `k <= 48`, leaves about 1% of the slot for the cascade. A slot of up to 262,144
+//! items (512 moves of 512) is drained in its turn; what a larger one has left goes to
 //! the held items' turn and the cascade, which cost what they did.
 //!
 //! Each drained item costs what its cascade would have cost (its entry read, its
@@ -65,14 +65,14 @@ use crate::hierarchical_wheel::{FIRST_LEVEL, RING_SLOTS};
 use crate::wheel_core::{SLOTS, slot_start};
 
 /// How many ticks before a first-level slot's start its drain begins.
-pub(super) const DRAIN_AHEAD: Tick = 256;
+pub(super) const DRAIN_AHEAD: Tick = 512;
 
 /// How many ticks before the slot's start the held items are drained again.
-pub(super) const HELD_AHEAD: Tick = 32;
+pub(super) const HELD_AHEAD: Tick = 48;
 
 /// The most items one `advance` drains (whole chunks, so up to a chunk more). A drained
 /// item costs about what its cascade would: some 10 to 30 ns at a million timers.
-pub(super) const DRAIN_BUDGET: usize = 1_024;
+pub(super) const DRAIN_BUDGET: usize = 512;
 
 /// `draining` when no slot drains.
 pub(super) const NOT_DRAINING: u32 = u32::MAX;

@@ -176,7 +176,7 @@ fn a_presized_queue_does_not_grow() {
 fn a_first_level_slot_drains_into_the_ring_ahead_of_its_start() {
     let mut wheel = Wheel::new();
     // Slot 2 of the first level: deadlines 8,192 to 12,287, more than two budgets.
-    let count_started = 2 * DRAIN_BUDGET as u64 + 700;
+    let count_started = 2 * DRAIN_BUDGET as u64 + DRAIN_BUDGET as u64 / 2;
     for v in 0..count_started {
         wheel.start(8_192 + v * 4_096 / count_started, v);
     }
