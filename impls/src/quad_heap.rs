@@ -51,7 +51,11 @@
 //! start-stop as on hold-exponential, at 1k and 100k (a running minimum's branch and move
 //! per sibling against two rounds of conditional moves), with the same cache misses, and
 //! more mispredictions on hold. Counts have no dependency chain, so what the model claims
-//! (levels overlapping behind predicted branches) only a timing can show. It is a feature,
+//! (levels overlapping behind predicted branches) only a timing can show, and a duet of
+//! the two builds shows it: the branchy form wins on start-stop at 100k and loses more on
+//! hold-exponential at 1k and 100k, where a running minimum mispredicts about once a
+//! level (docs/evidence/2026-11-29-memory-bound-targets.md, section 3). Hold is the
+//! common case of a timer queue, so the branch-free form stays the default. It is a feature,
 //! not a run-time parameter, because the parameter's one test per sift-down cost the
 //! default form 1.4% of its instructions over the default suite
 //! (docs/evidence/2026-11-29-no-loss-counts.md); compiled out, it costs nothing.
