@@ -204,19 +204,6 @@ impl Pool {
         address
     }
 
-    /// Prefetches the line the next [`Pool::push`] onto `tail` writes, when it is in a
-    /// chunk the tail already has (a full or empty tail takes a chunk from the pool).
-    #[inline(always)]
-    pub(crate) fn prefetch_tail(&self, tail: Tail) {
-        if tail.fill < ITEMS {
-            let address = tail.chunk * CHUNK_WORDS + tail.fill;
-            prefetch(
-                &self.blocks[(address >> BLOCK_WORD_BITS) as usize]
-                    [address as usize & (BLOCK_WORDS - 1)],
-            );
-        }
-    }
-
     /// Removes the item at `address` from the non-empty slot `tail`: the tail's last item
     /// moves into its place, and is returned (`None` when the removed item was the last).
     /// The caller updates the moved item's back-index to `address`.

@@ -57,7 +57,7 @@
 //!   held turn's first tick, after them the slot's start, so the moves in between take the
 //!   one-word path (a timer started into the slot lowers the bound, as any filing does).
 
-use super::chunks::{Batch, ITEMS, Tail};
+use super::chunks::{Batch, Tail};
 use super::{DUE, DenseWheel, HELD};
 use crate::contract::Tick;
 use crate::hierarchical_wheel::slots::{SlotHead, Slots};
@@ -173,45 +173,25 @@ impl<V> DenseWheel<V> {
                 Batch::EMPTY
             };
             self.prefetch(&next);
-            // Two passes over the batch: the first finds each item's new array and
-            // prefetches the line it will be written to (a ring slot's tail, a random one
-            // of 4,096, cold since the last move), so that the batch's misses overlap
-            // instead of each push waiting for its own.
-            let mut homes = [0u32; ITEMS as usize];
-            for (home, &index) in homes.iter_mut().zip(batch.items()) {
-                let deadline = self.entries.get(index).deadline;
+            for &index in batch.items() {
+                let timer = self.entries.get_mut(index);
                 // Every deadline in the slot is past its start, so past the clock.
-                *home = if deadline - self.now < RING_SLOTS as Tick {
-                    self.slots.claim(self.now, deadline)
+                let home = if timer.deadline - self.now < RING_SLOTS as Tick {
+                    self.slots.claim(self.now, timer.deadline)
                 } else {
                     keep
                 };
-                self.pool.prefetch_tail(self.array(*home));
-            }
-            for (&home, &index) in homes.iter().zip(batch.items()) {
                 let array = if home == HELD {
                     &mut self.held
                 } else {
                     &mut self.slots.heads[home as usize]
                 };
-                let at = self.pool.push(array, index);
-                let timer = self.entries.get_mut(index);
-                (timer.home, timer.at) = (home, at);
+                (timer.home, timer.at) = (home, self.pool.push(array, index));
                 self.work += 1;
             }
             batch = next;
         }
         tail
-    }
-
-    /// The array `home` (a slot's, or the held array).
-    #[inline(always)]
-    fn array(&self, home: u32) -> Tail {
-        if home == HELD {
-            self.held
-        } else {
-            self.slots.heads[home as usize]
-        }
     }
 
     /// Starts draining the slot `home`, or ends the drain (`NOT_DRAINING`).
