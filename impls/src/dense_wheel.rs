@@ -269,59 +269,41 @@ impl<V> DenseWheel<V> {
         }
     }
 
-    /// Walks the array `tail`, taken out of its owner, a chunk at a time, newest first:
-    /// `each` handles a chunk's items while the next chunk's entries are prefetched, and
-    /// each chunk goes back to the pool as its items are copied out. Stops after the chunk
-    /// that reaches `budget` items and returns what is left (empty when the budget is not
-    /// reached). The walk of firing, cascading and draining.
-    #[inline(always)]
-    fn walk(
-        &mut self,
-        mut tail: Tail,
-        budget: usize,
-        mut each: impl FnMut(&mut Self, u32),
-    ) -> Tail {
+    /// Fires every timer of a ring slot taken whole: a chunk at a time, the next chunk's
+    /// entries prefetched while this one's fire.
+    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, mut tail: Tail, on_fire: &mut F) {
         let mut batch = self.pool.take_batch(&mut tail);
         self.prefetch(&batch);
-        let mut left = budget;
         while batch.len > 0 {
-            left = left.saturating_sub(batch.len);
-            let next = if left > 0 {
-                self.pool.take_batch(&mut tail)
-            } else {
-                Batch::EMPTY
-            };
+            let next = self.pool.take_batch(&mut tail);
             self.prefetch(&next);
             for &index in batch.items() {
-                each(self, index);
+                let (id, timer) = self.entries.remove(index);
+                self.work += 1;
+                on_fire(id, timer.value, timer.deadline);
             }
             batch = next;
         }
-        tail
-    }
-
-    /// Fires every timer of a ring slot taken whole.
-    fn fire<F: FnMut(TimerId, V, Tick)>(&mut self, tail: Tail, on_fire: &mut F) {
-        self.walk(tail, usize::MAX, |wheel, index| {
-            let (id, timer) = wheel.entries.remove(index);
-            wheel.work += 1;
-            on_fire(id, timer.value, timer.deadline);
-        });
     }
 
     /// Re-files every timer of a level slot taken whole relative to the clock (its start):
     /// a batch move into lower slots, each entry read and its back-index written in one
-    /// access.
-    fn cascade(&mut self, tail: Tail) {
-        self.walk(tail, usize::MAX, |wheel, index| {
-            let timer = wheel.entries.get_mut(index);
-            let home = wheel.slots.claim(wheel.now, timer.deadline);
-            let at = wheel
-                .pool
-                .push(&mut wheel.slots.heads[home as usize], index);
-            (timer.home, timer.at) = (home, at);
-            wheel.work += 1;
-        });
+    /// access, prefetched a chunk ahead.
+    fn cascade(&mut self, mut tail: Tail) {
+        let mut batch = self.pool.take_batch(&mut tail);
+        self.prefetch(&batch);
+        while batch.len > 0 {
+            let next = self.pool.take_batch(&mut tail);
+            self.prefetch(&next);
+            for &index in batch.items() {
+                let timer = self.entries.get_mut(index);
+                let home = self.slots.claim(self.now, timer.deadline);
+                let at = self.pool.push(&mut self.slots.heads[home as usize], index);
+                (timer.home, timer.at) = (home, at);
+                self.work += 1;
+            }
+            batch = next;
+        }
     }
 
     /// Fires the due array, sorted by deadline.

@@ -5,14 +5,15 @@
 //!
 //! A wheel re-files a level slot in one go at its first tick. Where a million timers are
 //! spread over a 30 s idle timeout (`keepalive` at 1M), a first-level slot (4,096 ticks)
-//! holds about 136,000 of them, and the `advance` that reaches its start moves them all: a
-//! move twenty times as slow as a heap's slowest (the measurements, before and after the
-//! drain, are in docs/evidence/2026-11-29-memory-bound-targets.md). Linux's wheel avoids
-//! cascades by giving up exactness at its upper levels; this structure keeps exactness and
-//! moves the work earlier. `incremental-wheel` does that for every level, staging each next
-//! slot's share at every move over its whole window into banks that become the lower
-//! levels; the drain here is the smaller step that a ring of the first level's span allows:
-//! no stage, no swap, one extra array.
+//! holds about 136,000 of them, and the `advance` that reaches its start moves them all:
+//! 1.6 ms, against 73 µs for `binary-heap`'s slowest moves (p99.99,
+//! docs/evidence/2026-11-29-memory-bound.md; the drain's own figures:
+//! docs/evidence/2026-11-29-memory-bound-targets.md). Linux's wheel avoids cascades by giving up
+//! exactness at its upper levels; this structure keeps exactness and moves the work earlier.
+//! `incremental-wheel` does that for every level, staging each next slot's share at every
+//! move over its whole window into banks that become the lower levels; the drain here is
+//! the smaller step that a ring of the first level's span allows: no stage, no swap, one
+//! extra array.
 //!
 //! # The rule
 //!
@@ -56,7 +57,7 @@
 //!   held turn's first tick, after them the slot's start, so the moves in between take the
 //!   one-word path (a timer started into the slot lowers the bound, as any filing does).
 
-use super::chunks::Tail;
+use super::chunks::{Batch, Tail};
 use super::{DUE, DenseWheel, HELD};
 use crate::contract::Tick;
 use crate::hierarchical_wheel::slots::{SlotHead, Slots};
@@ -160,23 +161,37 @@ impl<V> DenseWheel<V> {
     /// ahead, else into `keep` (the held array, or the draining slot's array); returns what
     /// is left of `tail`. `tail` is detached from its owner while this runs and `keep` is
     /// another array, so no item is taken twice.
-    fn drain_batch(&mut self, tail: Tail, keep: u32) -> Tail {
-        self.walk(tail, DRAIN_BUDGET, |wheel, index| {
-            let timer = wheel.entries.get_mut(index);
-            // Every deadline in the slot is past its start, so past the clock.
-            let home = if timer.deadline - wheel.now < RING_SLOTS as Tick {
-                wheel.slots.claim(wheel.now, timer.deadline)
+    fn drain_batch(&mut self, mut tail: Tail, keep: u32) -> Tail {
+        let mut batch = self.pool.take_batch(&mut tail);
+        self.prefetch(&batch);
+        let mut left = DRAIN_BUDGET;
+        while batch.len > 0 {
+            left = left.saturating_sub(batch.len);
+            let next = if left > 0 {
+                self.pool.take_batch(&mut tail)
             } else {
-                keep
+                Batch::EMPTY
             };
-            let array = if home == HELD {
-                &mut wheel.held
-            } else {
-                &mut wheel.slots.heads[home as usize]
-            };
-            (timer.home, timer.at) = (home, wheel.pool.push(array, index));
-            wheel.work += 1;
-        })
+            self.prefetch(&next);
+            for &index in batch.items() {
+                let timer = self.entries.get_mut(index);
+                // Every deadline in the slot is past its start, so past the clock.
+                let home = if timer.deadline - self.now < RING_SLOTS as Tick {
+                    self.slots.claim(self.now, timer.deadline)
+                } else {
+                    keep
+                };
+                let array = if home == HELD {
+                    &mut self.held
+                } else {
+                    &mut self.slots.heads[home as usize]
+                };
+                (timer.home, timer.at) = (home, self.pool.push(array, index));
+                self.work += 1;
+            }
+            batch = next;
+        }
+        tail
     }
 
     /// Starts draining the slot `home`, or ends the drain (`NOT_DRAINING`).
