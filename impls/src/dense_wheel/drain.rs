@@ -5,15 +5,14 @@
 //!
 //! A wheel re-files a level slot in one go at its first tick. Where a million timers are
 //! spread over a 30 s idle timeout (`keepalive` at 1M), a first-level slot (4,096 ticks)
-//! holds about 136,000 of them, and the `advance` that reaches its start moves them all:
-//! 1.6 ms, against 73 µs for `binary-heap`'s slowest moves (p99.99,
-//! docs/evidence/2026-11-29-memory-bound.md; the drain's own figures:
-//! docs/evidence/2026-11-29-memory-bound-targets.md). Linux's wheel avoids cascades by giving up
-//! exactness at its upper levels; this structure keeps exactness and moves the work earlier.
-//! `incremental-wheel` does that for every level, staging each next slot's share at every
-//! move over its whole window into banks that become the lower levels; the drain here is
-//! the smaller step that a ring of the first level's span allows: no stage, no swap, one
-//! extra array.
+//! holds about 136,000 of them, and the `advance` that reaches its start moves them all: a
+//! move twenty times as slow as a heap's slowest (the measurements, before and after the
+//! drain, are in docs/evidence/2026-11-29-memory-bound-targets.md). Linux's wheel avoids
+//! cascades by giving up exactness at its upper levels; this structure keeps exactness and
+//! moves the work earlier. `incremental-wheel` does that for every level, staging each next
+//! slot's share at every move over its whole window into banks that become the lower
+//! levels; the drain here is the smaller step that a ring of the first level's span allows:
+//! no stage, no swap, one extra array.
 //!
 //! # The rule
 //!

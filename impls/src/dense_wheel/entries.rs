@@ -10,16 +10,16 @@
 //!
 //! # Growth
 //!
-//! Blocks of 256 slots (8 KiB of `u64`-valued slots), each allocated at its full size
-//! and threaded onto the free list when the free list runs out, never reallocated:
-//! growing allocates and writes one block and copies nothing. A block is a fixed-size
-//! array, so reaching a slot costs one bounds check (of the block) and a mask. The block
-//! is small because its writing is the one `start` in 256 that grows: blocks of 1,024
-//! (32 KiB, eight fresh pages) took over 2 µs each, one `start` in 1,024, so a queue
-//! growing to a million missed a `start` p99.99 of 2 µs (issue 45's target); 8 KiB is two
-//! pages. The vector of blocks doubles (8 bytes per 256 timers: a copy of 31 KB at a
-//! million). Freed slots
-//! are reused last in first out, so a `start` after a firing writes a line the firing just
+//! Blocks of 256 slots (8 KiB of `u64`-valued slots), each allocated at its full size and
+//! threaded onto the free list when the free list runs out, never reallocated: growing
+//! allocates and writes one block and copies nothing. A block is a fixed-size array, so
+//! reaching a slot costs one bounds check (of the block) and a mask. The block is small
+//! because writing it is the work of the one `start` in 256 that grows: with blocks of
+//! 1,024 (32 KiB, eight fresh pages) that `start` was the slowest of all, often enough to
+//! set a growing queue's p99.99 (issue 45's target is 2 µs;
+//! docs/evidence/2026-11-29-memory-bound-targets.md); 8 KiB is two pages. The vector of
+//! blocks doubles (8 bytes per 256 timers: a copy of 31 KB at a million). Freed slots are
+//! reused last in first out, so a `start` after a firing writes a line the firing just
 //! touched.
 
 use crate::arena::NIL;
